@@ -1,0 +1,43 @@
+// Status codes and the one exception type of devmesh.
+//
+// Every failure inside the C++ API is a devmesh::Error carrying one Status;
+// the values are the C API's DEVMESH_* codes, one to one.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "devmesh/export.hpp"
+
+namespace devmesh {
+
+enum class Status : int {
+  success = 0,
+  invalid_argument = 1,  // null/empty/negative input, bad rank list, ndim < 1
+  shape_mismatch = 2,    // products that must agree do not; a split that does not fit
+  unknown_dim = 3,       // a dim name the view does not have
+  duplicate_name = 4,    // a name given twice or clashing with an existing one
+  overlap = 5,           // two dims of one view cover the same root digits
+  inconsistent = 6,      // ranks of one collective call passed different arguments
+  not_member = 7,        // the caller is not a member of the mesh
+  backend = 8,           // the communication backend (MPI, NCCL) failed
+  unsupported = 9,       // the backend or build cannot do what was asked
+  internal = 10,         // a bug in devmesh, or out of memory
+};
+
+// Short lower-case name of a status, e.g. "unknown_dim" (the planner's JSON
+// and the reference vectors use these names).
+DEVMESH_API std::string_view status_name(Status s) noexcept;
+
+class DEVMESH_API Error : public std::runtime_error {
+ public:
+  Error(Status status, const std::string& message)
+      : std::runtime_error(message), status_(status) {}
+  Status status() const noexcept { return status_; }
+
+ private:
+  Status status_;
+};
+
+}  // namespace devmesh

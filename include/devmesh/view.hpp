@@ -1,0 +1,146 @@
+// Mesh views: the pure model of a device mesh (no MPI).
+//
+// A View is an ordered list of named dims, each a Layout over the root index
+// space of one root mesh (see SEMANTICS.md). Views are cheap values sharing
+// one immutable root description plus the root's registry of flattened
+// names. Every per-rank query takes a root index and costs O(ndim) integer
+// arithmetic (plus the size of the group it returns): nothing of the root's
+// size is ever built, except by all_groups().
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "devmesh/export.hpp"
+#include "devmesh/layout.hpp"
+#include "devmesh/status.hpp"
+
+namespace devmesh {
+
+// Longest accepted dim name, in bytes.
+inline constexpr std::size_t max_name_length = 256;
+
+// Fills the zeros of `dims` as MPI_Dims_create(nnodes, ndims, dims) does:
+// the free dims get factors of nnodes / prod(nonzero dims) as close to each
+// other as possible, in non-increasing order.
+//   dims_create(12, {0,0}) = {4,3}      dims_create(12, {0,3,0}) = {2,3,2}
+// Throws Error(invalid_argument) for a negative entry or nnodes < 1 and
+// Error(shape_mismatch) when the fixed dims do not divide nnodes.
+DEVMESH_API std::vector<index_t> dims_create(index_t nnodes, std::vector<index_t> dims);
+
+struct Dim {
+  std::string name;
+  Layout layout;
+  index_t size() const noexcept { return devmesh::size(layout); }
+};
+
+// What a root mesh is made from.
+struct RootSpec {
+  std::vector<index_t> shape;      // 0 entries are inferred (dims_create)
+  std::vector<std::string> names;  // unique, non-empty, one per dim
+  index_t world = 0;               // parent size; 0 = unknown (the planner)
+  std::vector<index_t> ranks;      // root index x -> parent rank ranks[x]; empty = identity
+};
+
+namespace detail {
+struct Root;
+}
+
+class DEVMESH_API View {
+ public:
+  // The root view of a new root mesh.
+  //   shape (2,2,2), names (dp,cp,tp)  ->  dp=2:4 cp=2:2 tp=2:1
+  // Errors: ndim < 1, names.size() != ndim, an empty or over-long name, a
+  // negative size, a rank list with a negative, out-of-range or repeated
+  // rank -> invalid_argument; a repeated name -> duplicate_name; a product
+  // that differs from the world size (or the rank list's length), or zeros
+  // that cannot be inferred -> shape_mismatch.
+  static View create(RootSpec spec);
+
+  // --- the view -----------------------------------------------------------
+  std::size_t ndim() const noexcept { return dims_.size(); }
+  const std::vector<Dim>& dims() const noexcept { return dims_; }
+  const Dim& dim(std::string_view name) const;   // unknown_dim
+  std::size_t dim_index(std::string_view name) const;  // unknown_dim
+  std::vector<std::string> names() const;
+  std::vector<index_t> shape() const;
+  index_t size() const noexcept;                 // product of the dim sizes
+  index_t size(std::string_view dim) const { return this->dim(dim).size(); }
+  bool is_root() const noexcept { return is_root_; }
+
+  // --- the root -----------------------------------------------------------
+  index_t root_size() const noexcept;  // W
+  index_t world() const noexcept;      // parent size
+  const std::vector<std::string>& root_names() const noexcept;
+  const std::vector<index_t>& root_shape() const noexcept;
+  bool has_rank_list() const noexcept;
+  // Parent rank of root index x.
+  index_t parent_rank(index_t x) const noexcept;
+  // Root index of a parent rank, or nullopt for a non-member. O(1) without a
+  // rank list, O(log W) with one.
+  std::optional<index_t> root_index(index_t parent_rank) const noexcept;
+  // Flattened names registered on the root, in registration order.
+  std::vector<Dim> registered() const;
+
+  // --- operations ---------------------------------------------------------
+  // The named dims, in the order given (transposed order allowed). From a
+  // root view, registered flattened names may be sliced too.
+  // Errors: unknown name -> unknown_dim; a name twice -> duplicate_name;
+  // dims covering the same root digits -> overlap.
+  View slice(std::span<const std::string> names) const;
+
+  // One dim made of all modes of this view's dims in order, named `name`
+  // (default: the dim names joined with '_'); the name is registered on the
+  // root. (2,2,2) dp,cp,tp: flatten() of slice(dp,tp) = dp_tp=(2,2):(4,1).
+  // Flattening a 1-D view that is a root dim into that dim's own name gives
+  // the view back. Errors: an empty or over-long name -> invalid_argument;
+  // any other root dim name, or a name registered with a different layout
+  // -> duplicate_name (same layout: that dim again).
+  View flatten(std::optional<std::string> name = std::nullopt) const;
+
+  // Replaces `dim` by sizes.size() dims, split row-major.
+  //   (4,2) dp,tp: unflatten(dp, (2,2), (dp_shard, dp_rep))
+  //   -> dp_shard=2:4 dp_rep=2:2 tp=2:1
+  // Errors: unknown dim -> unknown_dim; no sizes, sizes/names count differ,
+  // a size < 1, an empty name -> invalid_argument; new names repeated or
+  // clashing with another dim of the view, a registered name or a root dim
+  // outside this view -> duplicate_name; product differs or a split cuts a
+  // mode into non-dividing pieces -> shape_mismatch.
+  View unflatten(std::string_view dim, std::span<const index_t> sizes,
+                 std::span<const std::string> names) const;
+
+  View root() const;
+
+  // --- per-rank queries (root index x of the caller) ----------------------
+  std::vector<index_t> coordinate(index_t x) const;
+  index_t local_rank(std::size_t dim, index_t x) const noexcept {
+    return local_index(dims_[dim].layout, x);
+  }
+  // Parent ranks of x's group along dim, in local-rank order.
+  std::vector<index_t> group(std::size_t dim, index_t x) const;
+  // Root indices of x's group along dim, in local-rank order.
+  std::vector<index_t> group_indices(std::size_t dim, index_t x) const;
+  // Every group of dim as parent ranks, each in local-rank order, groups
+  // ordered by their smallest root index. O(W).
+  std::vector<std::vector<index_t>> all_groups(std::size_t dim) const;
+
+  // "dp=2:4 cp=2:2 tp=2:1"
+  std::string to_string() const;
+
+  // Identity of the root this view belongs to (equal for views of one root).
+  const void* root_id() const noexcept { return root_.get(); }
+
+ private:
+  View(std::shared_ptr<detail::Root> root, std::vector<Dim> dims, bool is_root)
+      : root_(std::move(root)), dims_(std::move(dims)), is_root_(is_root) {}
+  std::shared_ptr<detail::Root> root_;
+  std::vector<Dim> dims_;
+  bool is_root_ = false;
+};
+
+}  // namespace devmesh

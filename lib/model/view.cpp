@@ -1,0 +1,294 @@
+#include "devmesh/view.hpp"
+
+#include <algorithm>
+#include <mutex>
+#include <sstream>
+
+namespace devmesh {
+namespace detail {
+
+// What all views of one root mesh share. Immutable after creation except
+// the registry of flattened names, which a mutex guards.
+struct Root {
+  std::vector<index_t> shape;
+  std::vector<std::string> names;
+  std::vector<Dim> dims;  // the root view's dims
+  index_t size = 1;       // W
+  index_t world = 0;      // parent size
+  std::vector<index_t> ranks;                          // empty = identity
+  std::vector<std::pair<index_t, index_t>> by_rank;    // (parent rank, root index), sorted
+  mutable std::mutex registry_mutex;
+  std::vector<Dim> registry;                           // flattened names
+};
+
+}  // namespace detail
+
+namespace {
+
+[[noreturn]] void fail(Status s, const std::string& message) { throw Error(s, message); }
+
+std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+
+void check_name(std::string_view name, std::string_view what) {
+  if (name.empty()) fail(Status::invalid_argument, std::string(what) + " is empty");
+  if (name.size() > max_name_length)
+    fail(Status::invalid_argument, std::string(what) + " '" + std::string(name.substr(0, 32)) +
+                                       "...' is longer than " +
+                                       std::to_string(max_name_length) + " bytes");
+}
+
+const Dim* find(const std::vector<Dim>& dims, std::string_view name) noexcept {
+  for (const Dim& d : dims)
+    if (d.name == name) return &d;
+  return nullptr;
+}
+
+std::string join(const std::vector<std::string>& names, std::string_view sep) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i) out += sep;
+    out += names[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+View View::create(RootSpec spec) {
+  const std::size_t nd = spec.shape.size();
+  if (nd < 1) fail(Status::invalid_argument, "a mesh needs at least one dim (ndim is 0)");
+  if (spec.names.size() != nd)
+    fail(Status::invalid_argument, "shape has " + std::to_string(nd) + " dims but " +
+                                       std::to_string(spec.names.size()) + " names were given");
+  for (std::size_t i = 0; i < nd; ++i) {
+    check_name(spec.names[i], "name of dim " + std::to_string(i));
+    if (spec.shape[i] < 0)
+      fail(Status::invalid_argument, "size " + std::to_string(spec.shape[i]) + " of dim " +
+                                         quoted(spec.names[i]) + " is negative");
+    for (std::size_t j = 0; j < i; ++j)
+      if (spec.names[j] == spec.names[i])
+        fail(Status::duplicate_name, "dim name " + quoted(spec.names[i]) + " is given twice");
+  }
+  if (spec.world < 0) fail(Status::invalid_argument, "world size " + std::to_string(spec.world) + " is negative");
+  const bool listed = !spec.ranks.empty();
+  const index_t target = listed ? static_cast<index_t>(spec.ranks.size()) : spec.world;
+  if (std::find(spec.shape.begin(), spec.shape.end(), 0) != spec.shape.end()) {
+    if (target == 0)
+      fail(Status::invalid_argument, "a size of 0 needs the world size to be inferred");
+    spec.shape = dims_create(target, spec.shape);
+  }
+  Layout rm = row_major(spec.shape);
+  const index_t total = rm.modes[0].size * rm.modes[0].stride;
+  if (target != 0 && total != target)
+    fail(Status::shape_mismatch,
+         "shape multiplies to " + std::to_string(total) + " but " +
+             (listed ? "the rank list has " + std::to_string(target) + " ranks"
+                     : "the parent has " + std::to_string(target) + " ranks"));
+
+  auto root = std::make_shared<detail::Root>();
+  if (listed) {
+    root->by_rank.reserve(spec.ranks.size());
+    for (std::size_t x = 0; x < spec.ranks.size(); ++x) {
+      const index_t r = spec.ranks[x];
+      if (r < 0 || (spec.world > 0 && r >= spec.world))
+        fail(Status::invalid_argument,
+             "rank " + std::to_string(r) + " at position " + std::to_string(x) +
+                 " of the rank list is out of range" +
+                 (spec.world > 0 ? " [0, " + std::to_string(spec.world) + ")" : ""));
+      root->by_rank.emplace_back(r, static_cast<index_t>(x));
+    }
+    std::sort(root->by_rank.begin(), root->by_rank.end());
+    for (std::size_t i = 1; i < root->by_rank.size(); ++i)
+      if (root->by_rank[i].first == root->by_rank[i - 1].first)
+        fail(Status::invalid_argument, "rank " + std::to_string(root->by_rank[i].first) +
+                                           " appears twice in the rank list");
+    if (spec.world == 0) spec.world = root->by_rank.back().first + 1;
+  } else if (spec.world == 0) {
+    spec.world = total;
+  }
+  root->shape = spec.shape;
+  root->names = spec.names;
+  root->size = total;
+  root->world = spec.world;
+  root->ranks = std::move(spec.ranks);
+  for (std::size_t i = 0; i < nd; ++i) root->dims.push_back({root->names[i], Layout{{rm.modes[i]}}});
+  std::vector<Dim> dims = root->dims;
+  return View(std::move(root), std::move(dims), true);
+}
+
+const Dim& View::dim(std::string_view name) const { return dims_[dim_index(name)]; }
+
+std::size_t View::dim_index(std::string_view name) const {
+  for (std::size_t i = 0; i < dims_.size(); ++i)
+    if (dims_[i].name == name) return i;
+  std::vector<std::string> have = names();
+  fail(Status::unknown_dim, "unknown dim " + quoted(name) + " (this view has " + join(have, ", ") + ")");
+}
+
+std::vector<std::string> View::names() const {
+  std::vector<std::string> out;
+  for (const Dim& d : dims_) out.push_back(d.name);
+  return out;
+}
+
+std::vector<index_t> View::shape() const {
+  std::vector<index_t> out;
+  for (const Dim& d : dims_) out.push_back(d.size());
+  return out;
+}
+
+index_t View::size() const noexcept {
+  index_t n = 1;
+  for (const Dim& d : dims_) n *= d.size();
+  return n;
+}
+
+index_t View::root_size() const noexcept { return root_->size; }
+index_t View::world() const noexcept { return root_->world; }
+const std::vector<std::string>& View::root_names() const noexcept { return root_->names; }
+const std::vector<index_t>& View::root_shape() const noexcept { return root_->shape; }
+bool View::has_rank_list() const noexcept { return !root_->ranks.empty(); }
+
+index_t View::parent_rank(index_t x) const noexcept {
+  return root_->ranks.empty() ? x : root_->ranks[static_cast<std::size_t>(x)];
+}
+
+std::optional<index_t> View::root_index(index_t parent_rank) const noexcept {
+  if (root_->ranks.empty()) {
+    if (parent_rank < 0 || parent_rank >= root_->size) return std::nullopt;
+    return parent_rank;
+  }
+  auto it = std::lower_bound(root_->by_rank.begin(), root_->by_rank.end(),
+                             std::pair<index_t, index_t>{parent_rank, 0});
+  if (it == root_->by_rank.end() || it->first != parent_rank) return std::nullopt;
+  return it->second;
+}
+
+std::vector<Dim> View::registered() const {
+  std::lock_guard lock(root_->registry_mutex);
+  return root_->registry;
+}
+
+View View::slice(std::span<const std::string> names) const {
+  std::vector<Dim> out;
+  out.reserve(names.size());
+  std::vector<Layout> layouts;
+  for (const std::string& name : names) {
+    if (find(out, name))
+      fail(Status::duplicate_name, "dim " + quoted(name) + " is sliced twice");
+    const Dim* d = find(dims_, name);
+    if (!d && is_root_) {
+      std::lock_guard lock(root_->registry_mutex);
+      if (const Dim* r = find(root_->registry, name)) out.push_back(*r);
+    } else if (d) {
+      out.push_back(*d);
+    }
+    if (out.empty() || out.back().name != name) {
+      std::string have = join(this->names(), ", ");
+      if (is_root_) {
+        std::lock_guard lock(root_->registry_mutex);
+        for (const Dim& r : root_->registry) have += ", " + r.name;
+      }
+      fail(Status::unknown_dim, "unknown dim " + quoted(name) + " (can slice " + have + ")");
+    }
+    layouts.push_back(out.back().layout);
+  }
+  if (!disjoint(layouts))
+    fail(Status::overlap, "dims " + join(std::vector<std::string>(names.begin(), names.end()), ", ") +
+                              " cover the same ranks and cannot be sliced together");
+  return View(root_, std::move(out), false);
+}
+
+View View::flatten(std::optional<std::string> name) const {
+  Dim flat;
+  flat.name = name ? *name : join(names(), "_");
+  check_name(flat.name, "flatten name");
+  for (const Dim& d : dims_) flat.layout.modes.insert(flat.layout.modes.end(), d.layout.modes.begin(), d.layout.modes.end());
+  // Flattening a 1-D view into its own name is the identity; any other use
+  // of a root dim's name is a clash.
+  if (const Dim* r = find(root_->dims, flat.name)) {
+    if (dims_.size() == 1 && dims_[0].name == flat.name && dims_[0].layout == r->layout)
+      return *this;
+    fail(Status::duplicate_name, "flatten name " + quoted(flat.name) + " is a dim of the root mesh");
+  }
+  // A registered name is fine when it names the same layout: that dim again.
+  std::lock_guard lock(root_->registry_mutex);
+  if (const Dim* r = find(root_->registry, flat.name)) {
+    if (coalesce(r->layout) != coalesce(flat.layout))
+      fail(Status::duplicate_name, "flatten name " + quoted(flat.name) + " is already registered as " +
+                                       devmesh::to_string(r->layout) + ", not " +
+                                       devmesh::to_string(flat.layout));
+    return View(root_, {*r}, false);
+  }
+  root_->registry.push_back(flat);
+  return View(root_, {std::move(flat)}, false);
+}
+
+View View::unflatten(std::string_view dim, std::span<const index_t> sizes,
+                     std::span<const std::string> names) const {
+  const std::size_t at = dim_index(dim);
+  if (sizes.empty()) fail(Status::invalid_argument, "unflatten of " + quoted(dim) + " needs at least one size");
+  if (sizes.size() != names.size())
+    fail(Status::invalid_argument, "unflatten of " + quoted(dim) + " got " + std::to_string(sizes.size()) +
+                                       " sizes but " + std::to_string(names.size()) + " names");
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    check_name(names[i], "unflatten name");
+    for (std::size_t j = 0; j < i; ++j)
+      if (names[j] == names[i])
+        fail(Status::duplicate_name, "unflatten name " + quoted(names[i]) + " is given twice");
+    for (std::size_t j = 0; j < dims_.size(); ++j)
+      if (j != at && dims_[j].name == names[i])
+        fail(Status::duplicate_name, "unflatten name " + quoted(names[i]) + " is already a dim of this view");
+    if (names[i] != dim && find(root_->dims, names[i]))
+      fail(Status::duplicate_name, "unflatten name " + quoted(names[i]) + " is a dim of the root mesh");
+    std::lock_guard lock(root_->registry_mutex);
+    if (find(root_->registry, names[i]))
+      fail(Status::duplicate_name, "unflatten name " + quoted(names[i]) + " is a registered flattened name");
+  }
+  std::vector<Layout> parts = split(dims_[at].layout, sizes);
+  std::vector<Dim> out(dims_.begin(), dims_.begin() + static_cast<std::ptrdiff_t>(at));
+  for (std::size_t i = 0; i < parts.size(); ++i) out.push_back({names[i], std::move(parts[i])});
+  out.insert(out.end(), dims_.begin() + static_cast<std::ptrdiff_t>(at) + 1, dims_.end());
+  return View(root_, std::move(out), false);
+}
+
+View View::root() const { return View(root_, root_->dims, true); }
+
+std::vector<index_t> View::coordinate(index_t x) const {
+  std::vector<index_t> c(dims_.size());
+  for (std::size_t i = 0; i < dims_.size(); ++i) c[i] = local_index(dims_[i].layout, x);
+  return c;
+}
+
+std::vector<index_t> View::group_indices(std::size_t dim, index_t x) const {
+  const Layout& l = dims_.at(dim).layout;
+  const index_t base = group_base(l, x);
+  const index_t n = devmesh::size(l);
+  std::vector<index_t> out(static_cast<std::size_t>(n));
+  for (index_t k = 0; k < n; ++k) out[static_cast<std::size_t>(k)] = base + offset(l, k);
+  return out;
+}
+
+std::vector<index_t> View::group(std::size_t dim, index_t x) const {
+  std::vector<index_t> out = group_indices(dim, x);
+  for (index_t& r : out) r = parent_rank(r);
+  return out;
+}
+
+std::vector<std::vector<index_t>> View::all_groups(std::size_t dim) const {
+  const Layout& l = dims_.at(dim).layout;
+  const Layout rest = complement(l, root_->size);
+  const index_t count = devmesh::size(rest);
+  std::vector<std::vector<index_t>> out(static_cast<std::size_t>(count));
+  for (index_t g = 0; g < count; ++g) out[static_cast<std::size_t>(g)] = group(dim, offset(rest, g));
+  return out;
+}
+
+std::string View::to_string() const {
+  std::ostringstream os;
+  for (std::size_t i = 0; i < dims_.size(); ++i)
+    os << (i ? " " : "") << dims_[i].name << '=' << devmesh::to_string(dims_[i].layout);
+  return os.str();
+}
+
+}  // namespace devmesh
