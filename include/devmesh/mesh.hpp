@@ -1,0 +1,132 @@
+// devmesh::Mesh: a view of a root mesh over MPI, with its communicators.
+//
+// A Mesh is a cheap handle: a View (see view.hpp) plus a shared pointer to
+// the root's runtime state, which owns every communicator the root made.
+// Copies, slices, flattens and queries create no communicator; comm(dim)
+// creates the one communicator of dim's layout the first time any view of
+// the root asks for it, and every later view with that layout reuses it.
+// Handles may be destroyed in any order; the last one frees the root's
+// communicators (never the parent).
+//
+// Collectiveness, the thing to know to avoid a deadlock:
+//   create            collective over the parent communicator
+//   slice/flatten/unflatten/root, every query      not collective
+//   comm(dim), communicator(dim)   collective over the caller's group along
+//                     dim the first time that layout is asked for on the
+//                     root, not collective afterwards. Members of a group
+//                     must ask for layouts in the same order (as for any
+//                     MPI collective); or call create_comms() first.
+//   create_comms()    collective over all members of the root: creates the
+//                     communicators of every dim of this view at once
+//   cart_comm()       collective over all members of the root the first time
+#pragma once
+
+#include <mpi.h>
+
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "devmesh/backend.hpp"
+#include "devmesh/export.hpp"
+#include "devmesh/status.hpp"
+#include "devmesh/view.hpp"
+
+namespace devmesh {
+
+// How communicators are created from the root's communicator.
+enum class CommPath : int {
+  automatic = 0,     // create_group (measured fastest; see docs/BENCHMARKS.md)
+  create_group = 1,  // MPI_Comm_create_group over just the caller's group
+  split = 2,         // MPI_Comm_split over all root members (create_comms only)
+  cart_sub = 3,      // MPI_Cart_sub where the dim is a set of root dims in
+                     // root order, else create_group (create_comms only)
+};
+
+struct MeshOptions {
+  std::string backend = "mpi";  // backend of every dim without an override
+  // Per-dim backend overrides, by dim name of the view asking (like
+  // PyTorch's backend_override), e.g. {{"tp", "nccl"}}.
+  std::vector<std::pair<std::string, std::string>> dim_backends;
+};
+
+namespace detail {
+struct MeshState;
+}
+
+class DEVMESH_API Mesh {
+ public:
+  // The null mesh: what non-members of a rank list get (like MPI_COMM_NULL).
+  Mesh() = default;
+
+  // Collective over parent. shape entries of 0 are chosen as
+  // MPI_Dims_create does; the product must equal the parent's size. Every
+  // rank must pass the same arguments: ranks that disagree all get
+  // Error(inconsistent) instead of a hang. Other errors as View::create.
+  static Mesh create(MPI_Comm parent, std::vector<int> shape, std::vector<std::string> names,
+                     const MeshOptions& options = {});
+  // As above over an explicit list of parent ranks (root index x is parent
+  // rank ranks[x]); parent ranks not listed get the null mesh.
+  static Mesh create(MPI_Comm parent, std::vector<int> shape, std::vector<std::string> names,
+                     std::vector<int> ranks, const MeshOptions& options = {});
+
+  bool is_member() const noexcept { return state_ != nullptr; }
+  explicit operator bool() const noexcept { return is_member(); }
+
+  // --- views (not collective; a null mesh throws Error(not_member)) -------
+  Mesh slice(const std::vector<std::string>& dims) const;
+  Mesh operator[](std::string_view dim) const { return slice({std::string(dim)}); }
+  Mesh operator[](std::initializer_list<std::string_view> dims) const;
+  Mesh flatten(std::optional<std::string> name = std::nullopt) const;
+  Mesh unflatten(std::string_view dim, const std::vector<int>& sizes,
+                 const std::vector<std::string>& names) const;
+  Mesh root() const;
+
+  // --- queries (not collective) --------------------------------------------
+  const View& view() const;
+  int ndim() const;
+  std::vector<std::string> names() const;
+  std::vector<int> shape() const;
+  int size() const;                       // ranks in this view
+  int size(std::string_view dim) const;
+  std::vector<int> coordinate() const;    // the caller's local index per dim
+  int local_rank(std::string_view dim) const;
+  std::vector<int> group(std::string_view dim) const;  // parent ranks, local-rank order
+  std::vector<std::vector<int>> all_groups(std::string_view dim) const;
+  int parent_rank() const;                // the caller's rank in the parent
+  // Whether the handle's root is the same as other's.
+  bool same_root(const Mesh& other) const noexcept;
+
+  // --- communicators ---------------------------------------------------------
+  // The caller's MPI communicator along dim (the only dim when omitted on a
+  // 1-D view), owned by the library; its rank k is local rank k. See the
+  // collectiveness note above.
+  MPI_Comm comm(std::string_view dim = {}) const;
+  // The dim's communicator in its backend (options.backend or the dim's
+  // override), for the collectives of backend.hpp.
+  Communicator& communicator(std::string_view dim = {}) const;
+  // Creates the communicators of every dim of this view. Collective over all
+  // members of the root.
+  void create_comms(CommPath path = CommPath::automatic) const;
+  // The root as an MPI Cartesian communicator (MPI_Cart_create, no
+  // reordering, non-periodic): its rank x is root index x. Collective over
+  // all members of the root the first time.
+  MPI_Comm cart_comm() const;
+  // Communicators the root has created so far (its own root communicator
+  // included), for checking reuse.
+  int comm_count() const;
+
+ private:
+  Mesh(View view, std::shared_ptr<detail::MeshState> state)
+      : view_(std::move(view)), state_(std::move(state)) {}
+  const detail::MeshState& state() const;
+  std::size_t dim_of(std::string_view dim) const;
+
+  std::optional<View> view_;
+  std::shared_ptr<detail::MeshState> state_;
+};
+
+}  // namespace devmesh

@@ -1,0 +1,23 @@
+// The one checking hook for MPI return codes inside devmesh.
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+
+#include "devmesh/status.hpp"
+
+namespace devmesh::detail {
+
+// "MPI_Comm_split failed: <MPI_Error_string> (error class N)"
+[[noreturn]] void throw_mpi_error(int code, const char* call);
+
+inline void check_mpi(int code, const char* call) {
+  if (code != MPI_SUCCESS) throw_mpi_error(code, call);
+}
+
+}  // namespace devmesh::detail
+
+// DEVMESH_MPI(MPI_Comm_rank(comm, &rank)) throws Error(backend) carrying the
+// call, the MPI error string and class when the call fails.
+#define DEVMESH_MPI(call) ::devmesh::detail::check_mpi((call), #call)

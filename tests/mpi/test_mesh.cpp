@@ -1,0 +1,278 @@
+// The mesh on real MPI: every communicator holds exactly the group the model
+// predicts, views share communicators, errors agree across ranks, nothing
+// leaks. Runs at several rank counts; shapes adapt to the world size.
+#define BOOST_TEST_MODULE mesh
+#include "mpi_test.hpp"
+
+#include <numeric>
+#include <set>
+
+#include "comm_counter.hpp"
+#include "devmesh/mesh.hpp"
+
+using namespace devmesh;
+
+namespace {
+
+int world_size() {
+  int n = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  return n;
+}
+int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+// Parent (world) ranks of comm's members in comm rank order.
+std::vector<int> members(MPI_Comm comm) {
+  MPI_Group g, w;
+  int n = 0;
+  MPI_Comm_group(comm, &g);
+  MPI_Comm_group(MPI_COMM_WORLD, &w);
+  MPI_Group_size(g, &n);
+  std::vector<int> in(n), out(n);
+  std::iota(in.begin(), in.end(), 0);
+  MPI_Group_translate_ranks(g, n, in.data(), w, out.data());
+  MPI_Group_free(&g);
+  MPI_Group_free(&w);
+  return out;
+}
+
+// Checks dim's communicator against the model (group, rank) and with a real
+// collective (every member learns every member's world rank).
+void check_dim(const Mesh& m, const std::string& dim) {
+  BOOST_TEST_CONTEXT("dim " << dim << " of " << m.view().to_string()) {
+    MPI_Comm c = m.comm(dim);
+    const std::vector<int> expect = m.group(dim);
+    BOOST_TEST(members(c) == expect);
+    int r = -1;
+    MPI_Comm_rank(c, &r);
+    BOOST_TEST(r == m.local_rank(dim));
+    BOOST_TEST(expect[static_cast<std::size_t>(r)] == world_rank());
+    std::vector<int> gathered(expect.size());
+    int me = world_rank();
+    MPI_Allgather(&me, 1, MPI_INT, gathered.data(), 1, MPI_INT, c);
+    BOOST_TEST(gathered == expect);
+    // The group is one of all_groups, and the coordinate matches.
+    const auto all = m.all_groups(dim);
+    BOOST_TEST(std::count(all.begin(), all.end(), expect) == 1);
+  }
+}
+
+// All ordered factorisations of n into k factors >= 1.
+void factorisations(int n, int k, std::vector<int>& cur, std::vector<std::vector<int>>& out) {
+  if (k == 0) {
+    if (n == 1) out.push_back(cur);
+    return;
+  }
+  for (int f = 1; f <= n; ++f)
+    if (n % f == 0) {
+      cur.push_back(f);
+      factorisations(n / f, k - 1, cur, out);
+      cur.pop_back();
+    }
+}
+
+const std::vector<std::string> names3 = {"a", "b", "c"};
+
+// Number of distinct layouts (as groups go: coalesced) among dims.
+int distinct(const std::vector<Layout>& layouts) {
+  std::set<std::string> keys;
+  for (const Layout& l : layouts) keys.insert(to_string(coalesce(l)));
+  return static_cast<int>(keys.size());
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(every_factorisation_matches_the_model) {
+  const int n = world_size();
+  for (int k = 1; k <= 3; ++k) {
+    std::vector<std::vector<int>> shapes;
+    std::vector<int> cur;
+    factorisations(n, k, cur, shapes);
+    for (const auto& shape : shapes) {
+      const long before = comm_counter::live();
+      {
+        std::vector<std::string> names(names3.begin(), names3.begin() + k);
+        Mesh m = Mesh::create(MPI_COMM_WORLD, shape, names);
+        for (const auto& d : names) check_dim(m, d);
+        Mesh flat = m.flatten();
+        check_dim(flat, flat.names()[0]);
+        if (k == 3) {
+          Mesh ac = m[{"a", "c"}].flatten();  // non-contiguous
+          check_dim(ac, "a_c");
+          Mesh ca = m[{"c", "a"}].flatten("ca");  // transposed
+          check_dim(ca, "ca");
+        }
+        // coordinate agrees with the cartesian communicator
+        MPI_Comm cart = m.cart_comm();
+        std::vector<int> coords(static_cast<std::size_t>(k));
+        int r = 0;
+        MPI_Comm_rank(cart, &r);
+        MPI_Cart_coords(cart, r, k, coords.data());
+        BOOST_TEST(coords == m.coordinate());
+      }
+      BOOST_TEST(comm_counter::live() == before);  // all freed with the last view
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(views_reuse_communicators) {
+  const int n = world_size();
+  Mesh m = Mesh::create(MPI_COMM_WORLD, {0, 0, 0}, {"dp", "cp", "tp"});
+  const long start = comm_counter::created();
+  BOOST_TEST(m.comm_count() == 1);  // just the root communicator
+  MPI_Comm tp = m.comm("tp");
+  BOOST_TEST(m.comm_count() == 2);
+  Mesh sub = m[{"cp", "tp"}];
+  BOOST_TEST(sub.comm("tp") == tp);
+  BOOST_TEST(m["tp"].comm() == tp);
+  BOOST_TEST(m.root().comm("tp") == tp);
+  // A flattened dp_cp and its re-flatten share one communicator.
+  MPI_Comm dpcp = m[{"dp", "cp"}].flatten().comm();
+  MPI_Comm again = m[{"dp", "cp"}].flatten().comm();
+  BOOST_TEST(again == dpcp);
+  BOOST_TEST(m.root()[std::string_view("dp_cp")].comm() == dpcp);
+  // Same layout through unflatten: dp_cp unflattened back gives dp and cp.
+  Mesh back = m[{"dp", "cp"}].flatten().unflatten("dp_cp", {m.size("dp"), m.size("cp")}, {"x", "y"});
+  BOOST_TEST(back.comm("x") == m.comm("dp"));
+  // One communicator per distinct layout asked for (size-1 dims coalesce
+  // to the same trivial layout), plus the root's.
+  const int layouts = distinct({m.view().dim("tp").layout, m[{"dp", "cp"}].flatten().view().dims()[0].layout,
+                                m.view().dim("dp").layout});
+  BOOST_TEST(m.comm_count() == 1 + layouts);
+  BOOST_TEST(comm_counter::created() - start == layouts);
+  (void)n;
+}
+
+BOOST_AUTO_TEST_CASE(rank_list_and_non_members) {
+  const int n = world_size();
+  const int me = world_rank();
+  // Every rank but the last, in reverse order.
+  const int w = n > 1 ? n - 1 : 1;
+  std::vector<int> ranks;
+  for (int r = w - 1; r >= 0; --r) ranks.push_back(r);
+  const long before = comm_counter::live();
+  {
+    Mesh m = Mesh::create(MPI_COMM_WORLD, {w}, {"x"}, ranks);
+    if (me >= w) {
+      BOOST_TEST(!m.is_member());
+      BOOST_CHECK_THROW(m.comm("x"), Error);
+      try {
+        m.size();
+      } catch (const Error& e) {
+        BOOST_TEST(static_cast<int>(e.status()) == static_cast<int>(Status::not_member));
+      }
+    } else {
+      BOOST_TEST(m.is_member());
+      BOOST_TEST(m.local_rank("x") == w - 1 - me);
+      check_dim(m, "x");
+    }
+  }
+  BOOST_TEST(comm_counter::live() == before);
+}
+
+BOOST_AUTO_TEST_CASE(inconsistent_arguments_fail_everywhere) {
+  const int n = world_size();
+  if (n < 2) return;
+  const long before = comm_counter::live();
+  // Rank 0 names its dim differently.
+  try {
+    Mesh::create(MPI_COMM_WORLD, {n}, {world_rank() == 0 ? "p" : "q"});
+    BOOST_FAIL("no error");
+  } catch (const Error& e) {
+    BOOST_TEST(static_cast<int>(e.status()) == static_cast<int>(Status::inconsistent));
+  }
+  // Rank 0 alone passes a bad shape: that is inconsistent too, not a hang.
+  try {
+    Mesh::create(MPI_COMM_WORLD, {world_rank() == 0 ? n + 1 : n}, {"p"});
+    BOOST_FAIL("no error");
+  } catch (const Error& e) {
+    BOOST_TEST(static_cast<int>(e.status()) == static_cast<int>(Status::inconsistent));
+  }
+  // The same bad shape everywhere: the same specific error everywhere.
+  try {
+    Mesh::create(MPI_COMM_WORLD, {n + 1}, {"p"});
+    BOOST_FAIL("no error");
+  } catch (const Error& e) {
+    BOOST_TEST(static_cast<int>(e.status()) == static_cast<int>(Status::shape_mismatch));
+  }
+  BOOST_TEST(comm_counter::live() == before);
+}
+
+BOOST_AUTO_TEST_CASE(creation_paths_agree) {
+  const int n = world_size();
+  for (CommPath path : {CommPath::create_group, CommPath::split, CommPath::cart_sub}) {
+    Mesh m = Mesh::create(MPI_COMM_WORLD, {0, 0, 0}, {"a", "b", "c"});
+    Mesh ac = m[{"a", "c"}].flatten();
+    m.create_comms(path);
+    ac.create_comms(path);
+    for (const auto& d : names3) check_dim(m, d);
+    check_dim(ac, "a_c");
+    const int layouts = distinct({m.view().dims()[0].layout, m.view().dims()[1].layout,
+                                  m.view().dims()[2].layout, ac.view().dims()[0].layout});
+    BOOST_TEST(m.comm_count() == 1 + layouts + (path == CommPath::cart_sub ? 1 : 0));
+  }
+  (void)n;
+}
+
+BOOST_AUTO_TEST_CASE(backend_collectives) {
+  const int n = world_size();
+  Mesh m = Mesh::create(MPI_COMM_WORLD, {0, 0}, {"a", "b"});
+  for (const std::string dim : {"a", "b"}) {
+    Communicator& c = m.communicator(dim);
+    const int k = c.size();
+    const int r = c.rank();
+    BOOST_TEST(k == m.size(dim));
+    BOOST_TEST(r == m.local_rank(dim));
+    BOOST_TEST(*static_cast<MPI_Comm*>(c.native_handle()) == m.comm(dim));
+    const std::vector<int> g = m.group(dim);
+    // allreduce: sum of world ranks of the group
+    std::int64_t mine = world_rank(), sum = 0;
+    c.allreduce(&mine, &sum, 1, DataType::int64, ReduceOp::sum);
+    BOOST_TEST(sum == std::accumulate(g.begin(), g.end(), std::int64_t{0}));
+    // allgather
+    std::vector<std::int32_t> all(static_cast<std::size_t>(k));
+    std::int32_t me32 = world_rank();
+    c.allgather(&me32, all.data(), 1, DataType::int32);
+    BOOST_TEST(all == std::vector<std::int32_t>(g.begin(), g.end()));
+    // reduce_scatter: element i of rank j's send is j*100+i; rank i gets sum_j(j*100+i)
+    std::vector<double> send(static_cast<std::size_t>(k)), got(1);
+    for (int i = 0; i < k; ++i) send[static_cast<std::size_t>(i)] = r * 100.0 + i;
+    c.reduce_scatter(send.data(), got.data(), 1, DataType::float64, ReduceOp::sum);
+    BOOST_TEST(got[0] == 100.0 * k * (k - 1) / 2 + k * r);
+    // broadcast from the last rank
+    std::int32_t b = r == k - 1 ? 4242 : -1;
+    c.broadcast(&b, 1, DataType::int32, k - 1);
+    BOOST_TEST(b == 4242);
+    // alltoall: send[j] = r*1000+j; recv[j] = j*1000+r
+    std::vector<std::int32_t> s2(static_cast<std::size_t>(k)), r2(static_cast<std::size_t>(k));
+    for (int j = 0; j < k; ++j) s2[static_cast<std::size_t>(j)] = r * 1000 + j;
+    c.alltoall(s2.data(), r2.data(), 1, DataType::int32);
+    for (int j = 0; j < k; ++j) BOOST_TEST(r2[static_cast<std::size_t>(j)] == j * 1000 + r);
+    // ring send/recv
+    if (k > 1) {
+      std::int32_t out = r, in = -1;
+      if (r % 2 == 0) {
+        c.send(&out, 1, DataType::int32, (r + 1) % k);
+        c.recv(&in, 1, DataType::int32, (r + k - 1) % k);
+      } else {
+        c.recv(&in, 1, DataType::int32, (r + k - 1) % k);
+        c.send(&out, 1, DataType::int32, (r + 1) % k);
+      }
+      BOOST_TEST(in == (r + k - 1) % k);
+    }
+    c.barrier();
+    // float16 cannot be reduced by MPI
+    std::uint16_t h = 0;
+    try {
+      c.allreduce(&h, &h, 1, DataType::float16, ReduceOp::sum);
+      BOOST_FAIL("no error");
+    } catch (const Error& e) {
+      BOOST_TEST(static_cast<int>(e.status()) == static_cast<int>(Status::unsupported));
+    }
+  }
+  (void)n;
+}

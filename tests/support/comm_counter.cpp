@@ -1,0 +1,48 @@
+#include "comm_counter.hpp"
+
+#include <mpi.h>
+
+#include <atomic>
+
+namespace {
+std::atomic<long> made{0};
+std::atomic<long> gone{0};
+int count(int rc, MPI_Comm* out) {
+  if (rc == MPI_SUCCESS && *out != MPI_COMM_NULL) ++made;
+  return rc;
+}
+}  // namespace
+
+namespace comm_counter {
+long created() { return made.load(); }
+long freed() { return gone.load(); }
+}  // namespace comm_counter
+
+extern "C" {
+int MPI_Comm_dup(MPI_Comm c, MPI_Comm* out) { return count(PMPI_Comm_dup(c, out), out); }
+int MPI_Comm_idup(MPI_Comm c, MPI_Comm* out, MPI_Request* r) {
+  int rc = PMPI_Comm_idup(c, out, r);
+  if (rc == MPI_SUCCESS) ++made;
+  return rc;
+}
+int MPI_Comm_split(MPI_Comm c, int color, int key, MPI_Comm* out) {
+  return count(PMPI_Comm_split(c, color, key, out), out);
+}
+int MPI_Comm_split_type(MPI_Comm c, int type, int key, MPI_Info info, MPI_Comm* out) {
+  return count(PMPI_Comm_split_type(c, type, key, info, out), out);
+}
+int MPI_Comm_create(MPI_Comm c, MPI_Group g, MPI_Comm* out) { return count(PMPI_Comm_create(c, g, out), out); }
+int MPI_Comm_create_group(MPI_Comm c, MPI_Group g, int tag, MPI_Comm* out) {
+  return count(PMPI_Comm_create_group(c, g, tag, out), out);
+}
+int MPI_Cart_create(MPI_Comm c, int n, const int dims[], const int periods[], int reorder, MPI_Comm* out) {
+  return count(PMPI_Cart_create(c, n, dims, periods, reorder, out), out);
+}
+int MPI_Cart_sub(MPI_Comm c, const int remain[], MPI_Comm* out) { return count(PMPI_Cart_sub(c, remain, out), out); }
+int MPI_Comm_free(MPI_Comm* c) {
+  const bool real = c && *c != MPI_COMM_NULL;
+  int rc = PMPI_Comm_free(c);
+  if (rc == MPI_SUCCESS && real) ++gone;
+  return rc;
+}
+}
