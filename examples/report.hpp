@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 
+#include <cstdarg>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -51,6 +52,31 @@ inline int report(const devmesh::Mesh& mesh, const std::vector<std::string>& dim
                   groups_text(mesh.all_groups(d)).c_str(), bad ? "FAILED" : "verified by allgather");
   }
   return failures;
+}
+
+// printf from rank 0 of parent only.
+[[gnu::format(printf, 2, 3)]] inline void say(MPI_Comm parent, const char* format, ...) {
+  int rank = 0;
+  MPI_Comm_rank(parent, &rank);
+  if (rank != 0) return;
+  std::va_list args;
+  va_start(args, format);
+  std::vprintf(format, args);
+  va_end(args);
+  std::fflush(stdout);
+}
+
+// A check of this rank: counts 1 when it fails. Every rank should take the
+// same checks, so that finish() can sum them.
+inline int check(bool ok) { return ok ? 0 : 1; }
+
+// Sums every rank's failures over parent, prints the verdict from rank 0
+// and returns the process exit status (0 only when no rank failed).
+inline int finish(int failures, MPI_Comm parent) {
+  int total = 0;
+  MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, parent);
+  say(parent, "%s\n", total == 0 ? "all groups verified" : "VERIFICATION FAILED");
+  return total == 0 ? 0 : 1;
 }
 
 }  // namespace example

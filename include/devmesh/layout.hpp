@@ -86,10 +86,10 @@ DEVMESH_API Layout composition(const Layout& a, const Layout& b);
 // Splits a dim's layout row-major into sizes.size() dims, first most
 // significant: part i = composition(dim, (sizes[i]) : (prod sizes[i+1..])).
 //   split((8):(1), (2,4))           = (2):(4), (4):(1)
-//   split((2,4):(4,1), (4,2))       = (2,2):(4,2), (2):(1)
+//   split((2,4):(4,1), (4,2))       = (4):(2), (2):(1)    (coalesced first)
 //   split((2,2):(4,1), (4))         = (2,2):(4,1)       (non-contiguous kept)
 // Throws Error(shape_mismatch) when the product differs from size(dim) or a
-// mode would be cut into non-dividing pieces ((6):(1) into (4,...) fails).
+// mode would be cut into non-dividing pieces ((4,3):(1,4) into (6,2) fails).
 DEVMESH_API std::vector<Layout> split(const Layout& dim, std::span<const index_t> sizes);
 
 // True when no two layouts (nor two modes of one layout) cover the same root

@@ -38,8 +38,17 @@
 namespace devmesh {
 
 // How communicators are created from the root's communicator.
+//
+// automatic is create_group at every size, from the data in
+// docs/BENCHMARKS.md ("Creation paths and the default"): measured side by
+// side at 2 to 32 ranks on (2, P/2), (P/4,2,2) and (P/8,2,2,2) meshes,
+// create_group took 0.4x to 0.7x of split and cart_sub's time and made the
+// fewest communicators. On paper it stays ahead at any size: split (and
+// cart_sub, which MPI implements with it) allgathers a table of all P ranks
+// and agrees on a context id over all P for every dim, create_group works
+// over the caller's group only (MPICH: O(log g) rounds, O(g) memory).
 enum class CommPath : int {
-  automatic = 0,     // create_group (measured fastest; see docs/BENCHMARKS.md)
+  automatic = 0,     // create_group (see above)
   create_group = 1,  // MPI_Comm_create_group over just the caller's group
   split = 2,         // MPI_Comm_split over all root members (create_comms only)
   cart_sub = 3,      // MPI_Cart_sub where the dim is a set of root dims in
@@ -51,10 +60,12 @@ struct MeshOptions {
   // Per-dim backend overrides, by dim name of the view asking (like
   // PyTorch's backend_override), e.g. {{"tp", "nccl"}}.
   std::vector<std::pair<std::string, std::string>> dim_backends;
+  BackendOptions backend_options;
 };
 
 namespace detail {
 struct MeshState;
+struct MeshAccess;  // lib/runtime/hosts.hpp
 }
 
 class DEVMESH_API Mesh {
@@ -120,6 +131,7 @@ class DEVMESH_API Mesh {
   int comm_count() const;
 
  private:
+  friend struct detail::MeshAccess;
   Mesh(View view, std::shared_ptr<detail::MeshState> state)
       : view_(std::move(view)), state_(std::move(state)) {}
   const detail::MeshState& state() const;

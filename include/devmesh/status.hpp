@@ -4,6 +4,7 @@
 // the values are the C API's DEVMESH_* codes, one to one.
 #pragma once
 
+#include <iosfwd>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -29,6 +30,7 @@ enum class Status : int {
 // Short lower-case name of a status, e.g. "unknown_dim" (the planner's JSON
 // and the reference vectors use these names).
 DEVMESH_API std::string_view status_name(Status s) noexcept;
+DEVMESH_API std::ostream& operator<<(std::ostream& os, Status s);
 
 class DEVMESH_API Error : public std::runtime_error {
  public:

@@ -26,8 +26,9 @@ namespace devmesh {
 inline constexpr std::size_t max_name_length = 256;
 
 // Fills the zeros of `dims` as MPI_Dims_create(nnodes, ndims, dims) does:
-// the free dims get factors of nnodes / prod(nonzero dims) as close to each
-// other as possible, in non-increasing order.
+// the free dims get factors of nnodes / prod(nonzero dims) in
+// non-increasing order with the smallest spread (largest minus smallest),
+// ties going to the larger smallest factor, as MPICH does.
 //   dims_create(12, {0,0}) = {4,3}      dims_create(12, {0,3,0}) = {2,3,2}
 // Throws Error(invalid_argument) for a negative entry or nnodes < 1 and
 // Error(shape_mismatch) when the fixed dims do not divide nnodes.
@@ -90,8 +91,8 @@ class DEVMESH_API View {
   // --- operations ---------------------------------------------------------
   // The named dims, in the order given (transposed order allowed). From a
   // root view, registered flattened names may be sliced too.
-  // Errors: unknown name -> unknown_dim; a name twice -> duplicate_name;
-  // dims covering the same root digits -> overlap.
+  // Errors: no names -> invalid_argument; unknown name -> unknown_dim; a
+  // name twice -> duplicate_name; dims covering the same root digits -> overlap.
   View slice(std::span<const std::string> names) const;
 
   // One dim made of all modes of this view's dims in order, named `name`

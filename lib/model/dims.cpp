@@ -17,30 +17,48 @@ std::vector<index_t> divisors(index_t n) {
   return low;
 }
 
-// True when f^k >= n.
-bool power_reaches(index_t f, std::size_t k, index_t n) {
-  index_t p = 1;
-  for (std::size_t i = 0; i < k; ++i)
-    if (__builtin_mul_overflow(p, f, &p) || p >= n) return true;
-  return p >= n;
-}
-
-// The most balanced factorisation of n into k factors, largest first, whose
-// largest factor is at most `cap`; empty when none exists. Balanced means
-// the largest factor is as small as possible, then the next, and so on.
-// `divs` holds the divisors of a multiple of n, increasing.
-std::vector<index_t> balanced(index_t n, std::size_t k, index_t cap,
-                              const std::vector<index_t>& divs) {
-  if (k == 1) return n <= cap ? std::vector<index_t>{n} : std::vector<index_t>{};
-  for (index_t f : divs) {
-    if (f > cap || f > n) break;
-    if (n % f != 0 || !power_reaches(f, k, n)) continue;
-    std::vector<index_t> rest = balanced(n / f, k - 1, f, divs);
-    if (rest.empty()) continue;
-    rest.insert(rest.begin(), f);
-    return rest;
+// The factorisation MPICH's MPI_Dims_create picks: among all ways to write
+// n as k factors in non-increasing order, the smallest spread (largest
+// minus smallest factor), ties going to the larger smallest factor, then to
+// the lexicographically smallest. (Checked against MPICH 4.0.2 for every
+// n <= 3000 and 2..4 dims.) `divs` holds the divisors of n, increasing.
+struct Search {
+  const std::vector<index_t>& divs;
+  std::vector<index_t> cur, best;
+  bool better(const std::vector<index_t>& a, const std::vector<index_t>& b) const {
+    const index_t sa = a.front() - a.back(), sb = b.front() - b.back();
+    if (sa != sb) return sa < sb;
+    if (a.back() != b.back()) return a.back() > b.back();
+    return a < b;
   }
-  return {};
+  // Appends factors of n, each at most cap, k of them.
+  void run(index_t n, std::size_t k, index_t cap) {
+    if (k == 1) {
+      if (n > cap) return;
+      cur.push_back(n);
+      if (best.empty() || better(cur, best)) best = cur;
+      cur.pop_back();
+      return;
+    }
+    for (auto it = divs.rbegin(); it != divs.rend(); ++it) {
+      const index_t f = *it;
+      if (f > cap || f > n || n % f != 0) continue;
+      // The remaining k-1 factors are at most f: f^k must reach n.
+      index_t p = 1;
+      bool reaches = false;
+      for (std::size_t i = 0; i < k && !reaches; ++i) reaches = __builtin_mul_overflow(p, f, &p) || p >= n;
+      if (!reaches) break;  // smaller f cannot reach n either
+      cur.push_back(f);
+      run(n / f, k - 1, f);
+      cur.pop_back();
+    }
+  }
+};
+
+std::vector<index_t> balanced(index_t n, std::size_t k, const std::vector<index_t>& divs) {
+  Search s{divs, {}, {}};
+  s.run(n, k, n);
+  return s.best;
 }
 
 }  // namespace
@@ -63,7 +81,7 @@ std::vector<index_t> dims_create(index_t nnodes, std::vector<index_t> dims) {
     throw Error(Status::shape_mismatch, "the given dim sizes multiply to " + std::to_string(fixed) +
                                             ", which does not divide " + std::to_string(nnodes));
   if (free == 0) return dims;
-  std::vector<index_t> chosen = balanced(nnodes / fixed, free, nnodes / fixed, divisors(nnodes / fixed));
+  std::vector<index_t> chosen = balanced(nnodes / fixed, free, divisors(nnodes / fixed));
   std::size_t next = 0;
   for (index_t& d : dims)
     if (d == 0) d = chosen[next++];

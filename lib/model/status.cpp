@@ -1,5 +1,7 @@
 #include "devmesh/status.hpp"
 
+#include <ostream>
+
 namespace devmesh {
 
 std::string_view status_name(Status s) noexcept {
@@ -18,5 +20,7 @@ std::string_view status_name(Status s) noexcept {
   }
   return "unknown_status";
 }
+
+std::ostream& operator<<(std::ostream& os, Status s) { return os << status_name(s); }
 
 }  // namespace devmesh

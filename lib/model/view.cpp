@@ -170,6 +170,8 @@ std::vector<Dim> View::registered() const {
 }
 
 View View::slice(std::span<const std::string> names) const {
+  // A view of no dims is not a mesh (create() refuses ndim 0 too).
+  if (names.empty()) fail(Status::invalid_argument, "slice needs at least one dim name");
   std::vector<Dim> out;
   out.reserve(names.size());
   std::vector<Layout> layouts;

@@ -3,6 +3,7 @@
 
 #include "devmesh/backend.hpp"
 #include "mpi/mpi_backend.hpp"
+#include "nccl/nccl_backend.hpp"
 
 namespace devmesh {
 
@@ -23,12 +24,14 @@ std::size_t size_of(DataType t) noexcept {
 }
 
 void check_backend_name(std::string_view name) {
-  if (name != "mpi")
-    throw Error(Status::invalid_argument, "unknown backend '" + std::string(name) + "' (known: mpi)");
+  if (name != "mpi" && name != "nccl")
+    throw Error(Status::invalid_argument,
+                "unknown backend '" + std::string(name) + "' (known: mpi, nccl)");
 }
 
-std::unique_ptr<Backend> make_backend(std::string_view name) {
+std::unique_ptr<Backend> make_backend(std::string_view name, const BackendOptions& options) {
   check_backend_name(name);
+  if (name == "nccl") return backends::make_nccl_backend(options);
   return backends::make_mpi_backend();
 }
 

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cstring>
 #include <set>
+#include <utility>
 
 #include "mesh_state.hpp"
 #include "mpi_check.hpp"
@@ -140,14 +141,25 @@ MeshState::Entry& MeshState::entry(const Layout& layout) {
   return adopt(layout, comm);
 }
 
-Communicator& MeshState::upgraded(const Layout& layout, const std::string& backend) {
+void MeshState::add_backend(std::unique_ptr<Backend> backend) {
+  std::string name(backend->name());
+  backends_.emplace(std::move(name), std::move(backend));
+}
+
+Communicator& MeshState::upgraded(const Layout& layout, const std::string& backend,
+                                  bool all_root_members) {
   Entry& e = entry(layout);
   if (auto it = e.upgraded.find(backend); it != e.upgraded.end()) return *it->second;
   auto b = backends_.find(backend);
-  if (b == backends_.end()) b = backends_.emplace(backend, make_backend(backend)).first;
+  if (b == backends_.end())
+    b = backends_.emplace(backend, make_backend(backend, options.backend_options)).first;
   GroupContext ctx;
   ctx.group = e.comm;
   ctx.root = root_comm;
+  ctx.host_local_rank = host_local_rank;
+  ctx.all_root_members = all_root_members;
+  ctx.color = static_cast<int>(group_base(layout, index));
+  ctx.key = static_cast<int>(local_index(layout, index));
   auto comm = b->second->create(ctx);
   return *e.upgraded.emplace(backend, std::move(comm)).first->second;
 }
@@ -183,6 +195,39 @@ std::vector<int> narrow(const std::vector<index_t>& v) {
   return out;
 }
 
+bool uses_gpu_backend(const MeshOptions& options) {
+  if (options.backend != "mpi") return true;
+  for (const auto& [dim, backend] : options.dim_backends)
+    if (backend != "mpi") return true;
+  return false;
+}
+
+// The caller's rank among the members of comm on its host. Collective over comm.
+int host_local_rank(MPI_Comm comm) {
+  MPI_Comm node = MPI_COMM_NULL;
+  DEVMESH_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+  int r = 0;
+  const int rc = MPI_Comm_rank(node, &r);
+  MPI_Comm_free(&node);
+  detail::check_mpi(rc, "MPI_Comm_rank");
+  return r;
+}
+
+// MPI_Comm_idup(parent, dup) overlapped with an MPI_Iallreduce (MPI_MAX)
+// of n uint64 from mine into all; waits for both. On failure *dup is freed
+// and the first error code returned. Collective over parent.
+int idup_checked(MPI_Comm parent, const std::uint64_t* mine, std::uint64_t* all, int n, MPI_Comm* dup) {
+  MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  int rc = MPI_Comm_idup(parent, dup, &req[0]);
+  if (rc != MPI_SUCCESS) return rc;
+  rc = MPI_Iallreduce(mine, all, n, MPI_UINT64_T, MPI_MAX, parent, &req[1]);
+  // Completes the duplicate even when the check could not start.
+  const int wait_rc = MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+  if (rc == MPI_SUCCESS) rc = wait_rc;
+  if (rc != MPI_SUCCESS && *dup != MPI_COMM_NULL) MPI_Comm_free(dup);
+  return rc;
+}
+
 Mesh create_root(MPI_Comm parent, std::vector<int> shape, std::vector<std::string> names,
                  const std::vector<int>* ranks, const MeshOptions& options,
                  Mesh (*wrap)(View, std::shared_ptr<MeshState>)) {
@@ -199,12 +244,16 @@ Mesh create_root(MPI_Comm parent, std::vector<int> shape, std::vector<std::strin
   Status status = Status::success;
   std::string message;
   std::optional<View> view;
+  std::unique_ptr<Backend> backend;
   try {
     if (ranks && ranks->empty()) throw Error(Status::invalid_argument, "the rank list is empty");
     check_backend_name(options.backend);
     for (const auto& [dim, backend] : options.dim_backends) check_backend_name(backend);
     RootSpec spec{widen(shape), names, world, ranks ? widen(*ranks) : std::vector<index_t>{}};
     view = View::create(std::move(spec));
+    // The default backend must run here (e.g. NCCL needs a GPU); per-dim
+    // overrides are checked when their dim's communicator is first asked for.
+    backend = make_backend(options.backend, options.backend_options);
   } catch (const Error& e) {
     status = e.status();
     message = e.what();
@@ -220,29 +269,50 @@ Mesh create_root(MPI_Comm parent, std::vector<int> shape, std::vector<std::strin
     h.add(dim);
     h.add(backend);
   }
-  h.add(static_cast<std::int64_t>(status));
   // max(h) == h and max(~h) == ~h on every rank exactly when all h agree.
-  std::uint64_t mine[2] = {h.h, ~h.h};
-  std::uint64_t all[2] = {0, 0};
-  DEVMESH_MPI(MPI_Allreduce(mine, all, 2, MPI_UINT64_T, MPI_MAX, parent));
+  // The same arguments give the same validation result everywhere, except
+  // for what depends on the machine (a GPU for NCCL): the worst status wins.
+  std::uint64_t mine[3] = {h.h, ~h.h, static_cast<std::uint64_t>(status)};
+  std::uint64_t all[3] = {0, 0, 0};
+  // Every rank makes the same collective calls on parent whatever its
+  // arguments, so that ranks that disagree get an error instead of a hang:
+  // a duplicate of the parent is started and the check runs while it
+  // completes. Overlapped, the two cost about one collective's latency
+  // (docs/BENCHMARKS.md: creation).
+  MPI_Comm dup = MPI_COMM_NULL;
+  detail::check_mpi(idup_checked(parent, mine, all, 3, &dup), "mesh creation's argument check");
+  // Frees the duplicate on every way out but the one that keeps it.
+  struct DupGuard {
+    MPI_Comm* comm;
+    ~DupGuard() {
+      if (*comm != MPI_COMM_NULL) MPI_Comm_free(comm);
+    }
+  } dup_guard{&dup};
   if (all[0] != mine[0] || all[1] != mine[1])
     throw Error(Status::inconsistent,
                 "ranks of the parent communicator passed different arguments to mesh creation "
                 "(shape, names, rank list or backends differ)");
-  if (status != Status::success) throw Error(status, message);
+  if (all[2] != static_cast<std::uint64_t>(Status::success)) {
+    const auto worst = static_cast<Status>(all[2]);
+    if (worst == status) throw Error(status, message);
+    throw Error(worst, "mesh creation failed on another rank with status " +
+                           std::string(status_name(worst)));
+  }
 
   // The root communicator: members only, in root-index order, errors returned.
   MPI_Comm root_comm = MPI_COMM_NULL;
   if (!ranks) {
-    DEVMESH_MPI(MPI_Comm_dup(parent, &root_comm));
+    std::swap(root_comm, dup);
   } else {
+    // Made from the private duplicate: its tag cannot meet the user's own
+    // MPI_Comm_create_group calls on parent.
     if (!view->root_index(me)) return Mesh();
     MPI_Group pg = MPI_GROUP_NULL, g = MPI_GROUP_NULL;
-    DEVMESH_MPI(MPI_Comm_group(parent, &pg));
+    DEVMESH_MPI(MPI_Comm_group(dup, &pg));
     int rc = MPI_Group_incl(pg, static_cast<int>(ranks->size()), ranks->data(), &g);
     MPI_Group_free(&pg);
     detail::check_mpi(rc, "MPI_Group_incl");
-    rc = MPI_Comm_create_group(parent, g, 0x6d68, &root_comm);
+    rc = MPI_Comm_create_group(dup, g, 0x6d68, &root_comm);
     MPI_Group_free(&g);
     detail::check_mpi(rc, "MPI_Comm_create_group");
   }
@@ -259,6 +329,8 @@ Mesh create_root(MPI_Comm parent, std::vector<int> shape, std::vector<std::strin
     throw;
   }
   state->parent_rank = me;
+  state->add_backend(std::move(backend));
+  if (uses_gpu_backend(options)) state->host_local_rank = host_local_rank(root_comm);
   return wrap(*view, std::move(state));
 }
 
@@ -402,7 +474,7 @@ void Mesh::create_comms(CommPath path) const {
     }
     s.adopt(d.layout, c);
   }
-  for (const Dim& d : v.dims()) s.upgraded(d.layout, detail::backend_of(s.options, d.name));
+  for (const Dim& d : v.dims()) s.upgraded(d.layout, detail::backend_of(s.options, d.name), true);
 }
 
 MPI_Comm Mesh::cart_comm() const {

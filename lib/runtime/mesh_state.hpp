@@ -13,6 +13,8 @@
 
 namespace devmesh::detail {
 
+struct RootHosts;  // hosts.hpp
+
 struct MeshState {
   MeshState(View root, MPI_Comm root_comm, MeshOptions options);
   ~MeshState();
@@ -33,7 +35,11 @@ struct MeshState {
   // Inserts a communicator made elsewhere (split, cart_sub).
   Entry& adopt(const Layout& layout, MPI_Comm comm);
   // The communicator of `backend` for a layout. Caller holds `mutex`.
-  Communicator& upgraded(const Layout& layout, const std::string& backend);
+  // all_root_members: every root member makes this call together.
+  Communicator& upgraded(const Layout& layout, const std::string& backend,
+                         bool all_root_members = false);
+  // Keeps a backend made (and so checked) at creation.
+  void add_backend(std::unique_ptr<Backend> backend);
   MPI_Comm cart();
   // Frees every communicator (idempotent; no MPI call after MPI_Finalize).
   void release() noexcept;
@@ -44,7 +50,10 @@ struct MeshState {
   const MeshOptions options;
   int index = 0;               // caller's root index == rank in root_comm
   int parent_rank = 0;
+  int host_local_rank = 0;     // rank among root members on the same host
   int created = 1;             // communicators made, root_comm included
+  // The hosts of the root's members, once recorded (hosts.cpp); guarded by mutex.
+  std::shared_ptr<const RootHosts> hosts;
   std::mutex mutex;
 
  private:

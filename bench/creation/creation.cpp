@@ -1,0 +1,238 @@
+// Communicator creation for one mesh shape: devmesh (every creation path)
+// against the hand-written MPI code it replaces, measured side by side in
+// one run. Methods alternate (rotating order each repetition) so that drift
+// of the machine hits all of them alike.
+//
+//   mpiexec -n 8 ./bench_creation --shape 2,2,2 --reps 60
+//
+// Prints one record per method (see bench/support/bench.hpp): the slowest
+// rank's time to have every dim's communicator, and the communicators the
+// method made (counted by the tests' PMPI layer, comm_counter).
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench.hpp"
+#include "comm_counter.hpp"
+#include "devmesh/mesh.hpp"
+
+namespace {
+
+struct Shape {
+  std::vector<int> dims;
+  std::vector<std::string> names;
+  std::string text;  // "2x2x2"
+};
+
+Shape parse_shape(const std::string& s) {
+  Shape out;
+  std::size_t pos = 0;
+  while (pos <= s.size()) {
+    std::size_t comma = s.find(',', pos);
+    if (comma == std::string::npos) comma = s.size();
+    out.dims.push_back(std::atoi(s.substr(pos, comma - pos).c_str()));
+    pos = comma + 1;
+  }
+  for (std::size_t i = 0; i < out.dims.size(); ++i) {
+    out.names.push_back("d" + std::to_string(i));
+    out.text += (i ? "x" : "") + std::to_string(out.dims[i]);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// The hand-written code of the seed tutorial: one MPI_Comm_split over
+// MPI_COMM_WORLD per dim, colour = the rank's position in the other dims,
+// key = its coordinate along the dim.
+void hand_split(const std::vector<int>& dims, std::vector<MPI_Comm>& out) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const int nd = static_cast<int>(dims.size());
+  std::vector<int> coord(nd);
+  for (int i = nd - 1, r = rank; i >= 0; --i) {
+    coord[i] = r % dims[i];
+    r /= dims[i];
+  }
+  for (int i = 0; i < nd; ++i) {
+    int color = 0;
+    for (int j = 0; j < nd; ++j)
+      if (j != i) color = color * dims[j] + coord[j];
+    MPI_Comm_split(MPI_COMM_WORLD, color, coord[i], &out[i]);
+  }
+}
+
+// MPI's own Cartesian topology: MPI_Cart_create, then one MPI_Cart_sub per dim.
+void hand_cart(const std::vector<int>& dims, std::vector<MPI_Comm>& out, MPI_Comm& cart) {
+  const int nd = static_cast<int>(dims.size());
+  std::vector<int> periods(nd, 0);
+  MPI_Cart_create(MPI_COMM_WORLD, nd, dims.data(), periods.data(), 0, &cart);
+  for (int i = 0; i < nd; ++i) {
+    std::vector<int> remain(nd, 0);
+    remain[i] = 1;
+    MPI_Cart_sub(cart, remain.data(), &out[i]);
+  }
+}
+
+// The reference: one MPI_Comm_create_group per dim over just the
+// caller's group, members listed by hand.
+void hand_create_group(const std::vector<int>& dims, std::vector<MPI_Comm>& out) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const int nd = static_cast<int>(dims.size());
+  MPI_Group world;
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  int stride = 1;
+  for (int i = nd - 1; i >= 0; --i) {
+    const int c = (rank / stride) % dims[i];
+    const int base = rank - c * stride;
+    std::vector<int> members(dims[i]);
+    for (int k = 0; k < dims[i]; ++k) members[k] = base + k * stride;
+    MPI_Group g;
+    MPI_Group_incl(world, dims[i], members.data(), &g);
+    MPI_Comm_create_group(MPI_COMM_WORLD, g, i, &out[i]);
+    MPI_Group_free(&g);
+    stride *= dims[i];
+  }
+  MPI_Group_free(&world);
+}
+
+void free_all(std::vector<MPI_Comm>& comms) {
+  for (MPI_Comm& c : comms)
+    if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
+}
+
+struct Method {
+  std::string name;
+  // Runs the method once; returns this rank's seconds. Cleans up untimed.
+  std::function<double()> run;
+};
+
+std::vector<Method> methods(const Shape& shape) {
+  const auto& dims = shape.dims;
+  const auto& names = shape.names;
+  const std::size_t nd = dims.size();
+  std::vector<Method> m;
+  m.push_back({"hand_split", [&dims, nd] {
+                 std::vector<MPI_Comm> c(nd, MPI_COMM_NULL);
+                 const double t0 = MPI_Wtime();
+                 hand_split(dims, c);
+                 const double t = MPI_Wtime() - t0;
+                 free_all(c);
+                 return t;
+               }});
+  m.push_back({"hand_cart", [&dims, nd] {
+                 std::vector<MPI_Comm> c(nd, MPI_COMM_NULL);
+                 MPI_Comm cart = MPI_COMM_NULL;
+                 const double t0 = MPI_Wtime();
+                 hand_cart(dims, c, cart);
+                 const double t = MPI_Wtime() - t0;
+                 free_all(c);
+                 MPI_Comm_free(&cart);
+                 return t;
+               }});
+  m.push_back({"hand_create_group", [&dims, nd] {
+                 std::vector<MPI_Comm> c(nd, MPI_COMM_NULL);
+                 const double t0 = MPI_Wtime();
+                 hand_create_group(dims, c);
+                 const double t = MPI_Wtime() - t0;
+                 free_all(c);
+                 return t;
+               }});
+  // devmesh as a user writes it: create, then ask each dim for its communicator.
+  m.push_back({"devmesh", [&dims, &names] {
+                 const double t0 = MPI_Wtime();
+                 devmesh::Mesh mesh = devmesh::Mesh::create(MPI_COMM_WORLD, dims, names);
+                 for (const auto& n : names) mesh.comm(n);
+                 return MPI_Wtime() - t0;
+               }});
+  for (auto [label, path] : {std::pair{"devmesh_create_group", devmesh::CommPath::create_group},
+                             std::pair{"devmesh_split", devmesh::CommPath::split},
+                             std::pair{"devmesh_cart_sub", devmesh::CommPath::cart_sub}}) {
+    m.push_back({label, [&dims, &names, path] {
+                   const double t0 = MPI_Wtime();
+                   devmesh::Mesh mesh = devmesh::Mesh::create(MPI_COMM_WORLD, dims, names);
+                   mesh.create_comms(path);
+                   return MPI_Wtime() - t0;
+                 }});
+  }
+  // The parts of devmesh's creation, to explain its total.
+  m.push_back({"part_mesh_create", [&dims, &names] {
+                 const double t0 = MPI_Wtime();
+                 devmesh::Mesh mesh = devmesh::Mesh::create(MPI_COMM_WORLD, dims, names);
+                 return MPI_Wtime() - t0;
+               }});
+  m.push_back({"part_idup_iallreduce", [] {
+                 // What Mesh::create does in MPI, without devmesh around it.
+                 std::uint64_t in[3] = {1, 2, 0}, out[3];
+                 MPI_Comm c;
+                 MPI_Request req[2];
+                 const double t0 = MPI_Wtime();
+                 MPI_Comm_idup(MPI_COMM_WORLD, &c, &req[0]);
+                 MPI_Iallreduce(in, out, 3, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD, &req[1]);
+                 MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+                 const double t = MPI_Wtime() - t0;
+                 MPI_Comm_free(&c);
+                 return t;
+               }});
+  m.push_back({"part_comm_dup", [] {
+                 MPI_Comm c;
+                 const double t0 = MPI_Wtime();
+                 MPI_Comm_dup(MPI_COMM_WORLD, &c);
+                 const double t = MPI_Wtime() - t0;
+                 MPI_Comm_free(&c);
+                 return t;
+               }});
+  m.push_back({"part_allreduce16", [] {
+                 std::uint64_t in[2] = {1, 2}, out[2];
+                 const double t0 = MPI_Wtime();
+                 MPI_Allreduce(in, out, 2, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+                 return MPI_Wtime() - t0;
+               }});
+  return m;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  std::string shape_arg = "2,2,2";
+  int reps = 40, warmup = 3;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--shape") shape_arg = argv[i + 1];
+    else if (a == "--reps") reps = std::atoi(argv[i + 1]);
+    else if (a == "--warmup") warmup = std::atoi(argv[i + 1]);
+  }
+  const Shape shape = parse_shape(shape_arg);
+  int rc = 0;
+  try {
+    std::vector<Method> ms = methods(shape);
+    const std::size_t nm = ms.size();
+    std::vector<std::vector<double>> samples(nm);
+    std::vector<long> comms(nm, 0);
+    for (int rep = -warmup; rep < reps; ++rep) {
+      for (std::size_t j = 0; j < nm; ++j) {
+        // Rotate the order each repetition: no method always runs first.
+        const std::size_t k = (j + static_cast<std::size_t>(rep + warmup)) % nm;
+        MPI_Barrier(MPI_COMM_WORLD);
+        const long before = comm_counter::created();
+        const double t = bench::slowest(ms[k].run());
+        comms[k] = comm_counter::created() - before;
+        if (rep >= 0) samples[k].push_back(t);
+      }
+    }
+    for (std::size_t k = 0; k < nm; ++k)
+      bench::print_row("creation\tshape=" + shape.text + "\tranks=" + std::to_string(bench::world_size()) +
+                           "\tmethod=" + ms[k].name + "\tcomms=" + std::to_string(comms[k]),
+                       samples[k]);
+  } catch (const devmesh::Error& e) {
+    std::fprintf(stderr, "devmesh error: %s\n", e.what());
+    rc = 1;
+  }
+  MPI_Finalize();
+  return rc;
+}

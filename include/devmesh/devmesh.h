@@ -1,0 +1,256 @@
+/* devmesh C API: an N-D mesh of MPI ranks, like PyTorch's DeviceMesh.
+ *
+ * A thin C layer over devmesh::Mesh (include/devmesh/mesh.hpp); the meaning
+ * of every operation is in SEMANTICS.md. C11 and C++ compatible.
+ *
+ * Conventions
+ *   - Every function returns a status: DEVMESH_SUCCESS (0) or one of the
+ *     DEVMESH_ERR_* codes below. devmesh_last_error() gives the detail of
+ *     the calling thread's last failure.
+ *   - A failing call never writes its output parameters (pre-filled values
+ *     survive) and never leaves a half-built mesh behind.
+ *   - A devmesh_t is an opaque handle to one *view* of a root mesh. Views
+ *     share their root's communicators; destroy handles in any order with
+ *     devmesh_destroy. The last handle of a root frees the root's
+ *     communicators (never the parent). A NULL handle means "no mesh" (what
+ *     ranks outside a rank list get); passing it to any function other than
+ *     devmesh_destroy gives DEVMESH_ERR_INVALID_ARGUMENT.
+ *   - Dim names are NUL-terminated, non-empty, at most 256 bytes.
+ *   - Ranks are 0-based ranks of the parent communicator; local ranks and
+ *     coordinates are 0-based.
+ *   - Root indices are row-major over the root shape (last dim fastest).
+ *   - Handles are not synchronised: one handle must not be used by two
+ *     threads at once, but distinct handles (even of one root) may be.
+ *
+ * Collectiveness, the thing to know to avoid a deadlock:
+ *   devmesh_create*            collective over the parent communicator
+ *   devmesh_comm*              collective over the caller's group along the
+ *                              dim the first time any view of the root asks
+ *                              for that dim layout; not collective afterwards
+ *   devmesh_create_comms,      collective over all members of the root
+ *   devmesh_cart_comm          (cart_comm: the first time only)
+ *   everything else            not collective
+ */
+#ifndef DEVMESH_DEVMESH_H
+#define DEVMESH_DEVMESH_H
+
+#include <mpi.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define DEVMESH_C_API __attribute__((visibility("default")))
+#else
+#define DEVMESH_C_API
+#endif
+
+#define DEVMESH_VERSION_MAJOR 0
+#define DEVMESH_VERSION_MINOR 1
+#define DEVMESH_VERSION_PATCH 0
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Opaque handle to a mesh view; NULL = no mesh. */
+typedef struct devmesh_s *devmesh_t;
+
+/* Status codes (the same values as devmesh::Status in status.hpp). */
+enum devmesh_status {
+  DEVMESH_SUCCESS = 0,
+  DEVMESH_ERR_INVALID_ARGUMENT = 1, /* NULL/empty/negative input, bad rank list, ndim < 1 */
+  DEVMESH_ERR_SHAPE_MISMATCH = 2,   /* products that must agree do not; a split that does not fit */
+  DEVMESH_ERR_UNKNOWN_DIM = 3,      /* a dim name the view does not have */
+  DEVMESH_ERR_DUPLICATE_NAME = 4,   /* a name given twice or clashing with an existing one */
+  DEVMESH_ERR_OVERLAP = 5,          /* two dims of one view cover the same root digits */
+  DEVMESH_ERR_INCONSISTENT = 6,     /* ranks of one collective call passed different arguments */
+  DEVMESH_ERR_NOT_MEMBER = 7,       /* the caller is not a member of the mesh */
+  DEVMESH_ERR_BACKEND = 8,          /* the communication backend (MPI) failed */
+  DEVMESH_ERR_UNSUPPORTED = 9,      /* the backend or build cannot do what was asked */
+  DEVMESH_ERR_INTERNAL = 10         /* a bug in devmesh, or out of memory */
+};
+
+/* How devmesh_create_comms creates communicators (devmesh::CommPath). */
+enum devmesh_comm_path {
+  DEVMESH_COMM_PATH_AUTOMATIC = 0,    /* MPI_Comm_create_group (measured fastest) */
+  DEVMESH_COMM_PATH_CREATE_GROUP = 1, /* MPI_Comm_create_group over the caller's group */
+  DEVMESH_COMM_PATH_SPLIT = 2,        /* MPI_Comm_split over all root members */
+  DEVMESH_COMM_PATH_CART_SUB = 3      /* MPI_Cart_sub where the dim is a set of root dims */
+};
+
+/* ---- creating and destroying --------------------------------------------- */
+
+/* Creates a root mesh of shape[0] x ... x shape[ndim-1] over all ranks of
+ * parent; root index x is parent rank x.
+ * Collective over parent.
+ *   shape   ndim sizes; a 0 is chosen as MPI_Dims_create does.
+ *   names   ndim unique, non-empty dim names.
+ *   mesh    out: the root view.
+ * Errors: NULL pointer, ndim < 1, a negative size, an empty name ->
+ * INVALID_ARGUMENT; a repeated name -> DUPLICATE_NAME; a product that
+ * differs from the size of parent, or zeros that cannot be inferred ->
+ * SHAPE_MISMATCH; ranks that passed different arguments (shape, names, or
+ * one rank's invalid input) -> INCONSISTENT on every rank. */
+DEVMESH_C_API int devmesh_create(MPI_Comm parent, int ndim, const int shape[],
+                                 const char *const names[], devmesh_t *mesh);
+
+/* As devmesh_create over an explicit list of parent ranks: root index x is
+ * parent rank ranks[x]. ranks holds prod(shape) distinct parent ranks, so
+ * shape must not contain zeros here. Parent ranks not listed get
+ * *mesh = NULL and DEVMESH_SUCCESS.
+ * Collective over parent (every parent rank calls it, listed or not, with
+ * the same arguments).
+ * Errors: as devmesh_create; a 0 in shape, a negative, out-of-range or
+ * repeated rank -> INVALID_ARGUMENT; prod(shape) larger than the size of
+ * parent -> SHAPE_MISMATCH. */
+DEVMESH_C_API int devmesh_create_from_ranks(MPI_Comm parent, int ndim, const int shape[],
+                                            const int ranks[], const char *const names[],
+                                            devmesh_t *mesh);
+
+/* As devmesh_create_from_ranks with the list's length given: ranks holds
+ * nranks distinct parent ranks, and zeros in shape are chosen (as
+ * MPI_Dims_create does) so that the product is nranks.
+ * Collective over parent.
+ * Errors: as devmesh_create_from_ranks; prod(shape) != nranks ->
+ * SHAPE_MISMATCH; nranks < 1 -> INVALID_ARGUMENT. */
+DEVMESH_C_API int devmesh_create_from_rank_list(MPI_Comm parent, int ndim, const int shape[],
+                                                int nranks, const int ranks[],
+                                                const char *const names[], devmesh_t *mesh);
+
+/* Fortran-handle variants: parent is an MPI_Fint (converted with
+ * MPI_Comm_f2c). Same semantics and collectiveness as above. */
+DEVMESH_C_API int devmesh_create_f(MPI_Fint parent, int ndim, const int shape[],
+                                   const char *const names[], devmesh_t *mesh);
+DEVMESH_C_API int devmesh_create_from_ranks_f(MPI_Fint parent, int ndim, const int shape[],
+                                              const int ranks[], const char *const names[],
+                                              devmesh_t *mesh);
+DEVMESH_C_API int devmesh_create_from_rank_list_f(MPI_Fint parent, int ndim, const int shape[],
+                                                  int nranks, const int ranks[],
+                                                  const char *const names[], devmesh_t *mesh);
+
+/* Releases a handle and sets *mesh = NULL. mesh == NULL and *mesh == NULL
+ * are accepted (no-op, DEVMESH_SUCCESS). Communicators obtained from the
+ * handle stay valid while another handle of the same root lives.
+ * Not collective (the last handle of a root frees its communicators with
+ * MPI_Comm_free, which MPI implements locally). */
+DEVMESH_C_API int devmesh_destroy(devmesh_t *mesh);
+
+/* ---- views (not collective; they create no communicator) ----------------- */
+
+/* The view with exactly the n dims named in dims, in the order given
+ * (transposed order allowed). From a root view (devmesh_create or
+ * devmesh_root), names registered by devmesh_flatten may be sliced too.
+ * Not collective.
+ * Errors: NULL pointer, n < 1 -> INVALID_ARGUMENT; an unknown name ->
+ * UNKNOWN_DIM; a name twice -> DUPLICATE_NAME; dims covering the same
+ * ranks -> OVERLAP. */
+DEVMESH_C_API int devmesh_slice(devmesh_t m, int n, const char *const dims[], devmesh_t *out);
+
+/* A 1-D view whose dim concatenates all modes of m's dims. name NULL: the
+ * dim names joined with '_'. The name is registered on the root and may be
+ * sliced from the root later. Not collective.
+ * Errors: an empty name -> INVALID_ARGUMENT; the name of a root dim (unless
+ * m is that 1-D root dim) or a name registered with a different layout ->
+ * DUPLICATE_NAME (the same layout returns that dim again). */
+DEVMESH_C_API int devmesh_flatten(devmesh_t m, const char *name, devmesh_t *out);
+
+/* Replaces dim by n dims of the given sizes, split row-major (first new dim
+ * most significant). Not collective.
+ * Errors: NULL pointer, n < 1, a size < 1 (0 is not inferred here), an
+ * empty name -> INVALID_ARGUMENT; unknown dim -> UNKNOWN_DIM; new names
+ * repeated or clashing with another dim of m, a registered name or a root
+ * dim -> DUPLICATE_NAME; product differs from size(dim), or a split that
+ * cuts a mode into non-dividing pieces -> SHAPE_MISMATCH. */
+DEVMESH_C_API int devmesh_unflatten(devmesh_t m, const char *dim, int n, const int sizes[],
+                                    const char *const names[], devmesh_t *out);
+
+/* The root view of m's root mesh. Not collective. */
+DEVMESH_C_API int devmesh_root(devmesh_t m, devmesh_t *out);
+
+/* ---- queries (not collective) --------------------------------------------- */
+
+/* Number of dims of the view. */
+DEVMESH_C_API int devmesh_ndim(devmesh_t m, int *ndim);
+
+/* Size of dim, or of the whole view (product of its dim sizes) when dim is
+ * NULL. Errors: unknown dim -> UNKNOWN_DIM. */
+DEVMESH_C_API int devmesh_size(devmesh_t m, const char *dim, int *size);
+
+/* The view's ndim sizes, in dim order. */
+DEVMESH_C_API int devmesh_shape(devmesh_t m, int shape[]);
+
+/* Name of dim number index (0-based). The string is borrowed: it lives as
+ * long as the handle m. Errors: index out of [0, ndim) -> INVALID_ARGUMENT. */
+DEVMESH_C_API int devmesh_dim_name(devmesh_t m, int index, const char **name);
+
+/* The caller's local rank along dim (its rank in devmesh_comm(m, dim)).
+ * dim NULL: the only dim of a 1-D view (INVALID_ARGUMENT otherwise). */
+DEVMESH_C_API int devmesh_local_rank(devmesh_t m, const char *dim, int *rank);
+
+/* The caller's coordinate: its local rank along each of the ndim dims. */
+DEVMESH_C_API int devmesh_coordinate(devmesh_t m, int coord[]);
+
+/* The size(dim) parent ranks of the caller's group along dim, in local-rank
+ * order. dim NULL as in devmesh_local_rank. */
+DEVMESH_C_API int devmesh_group_ranks(devmesh_t m, const char *dim, int ranks[]);
+
+/* Every group of dim, each in local-rank order, groups ordered by their
+ * smallest root index: W / size(dim) groups of size(dim) parent ranks,
+ * W ints in all, where W = devmesh_root_size(m). O(W). Not collective. */
+DEVMESH_C_API int devmesh_all_groups(devmesh_t m, const char *dim, int ranks[]);
+
+/* W: the number of ranks of m's root mesh. */
+DEVMESH_C_API int devmesh_root_size(devmesh_t m, int *size);
+
+/* The caller's rank in the parent communicator. */
+DEVMESH_C_API int devmesh_parent_rank(devmesh_t m, int *rank);
+
+/* Communicators m's root has created so far, its own root communicator
+ * included (for checking that views reuse communicators). */
+DEVMESH_C_API int devmesh_comm_count(devmesh_t m, int *count);
+
+/* ---- communicators --------------------------------------------------------- */
+
+/* The caller's communicator along dim, owned by the library (do not free
+ * it): its rank k is local rank k. One communicator exists per distinct dim
+ * layout of a root; every view with that layout gets the same one.
+ * dim NULL as in devmesh_local_rank.
+ * Collective over the caller's group along dim the first time any view of
+ * the root asks for this layout; not collective afterwards. Members of a
+ * group must ask for layouts in the same order, or call
+ * devmesh_create_comms first.
+ * Errors: unknown dim -> UNKNOWN_DIM; MPI failure -> BACKEND. */
+DEVMESH_C_API int devmesh_comm(devmesh_t m, const char *dim, MPI_Comm *comm);
+
+/* devmesh_comm returning a Fortran handle (MPI_Comm_c2f). */
+DEVMESH_C_API int devmesh_comm_f(devmesh_t m, const char *dim, MPI_Fint *comm);
+
+/* Creates the communicators of every dim of m at once, by path (a
+ * devmesh_comm_path). Collective over all members of the root.
+ * Errors: an unknown path -> INVALID_ARGUMENT; MPI failure -> BACKEND. */
+DEVMESH_C_API int devmesh_create_comms(devmesh_t m, int path);
+
+/* The root as an MPI Cartesian communicator (MPI_Cart_create, no
+ * reordering, non-periodic): its rank x is root index x. Owned by the
+ * library. Collective over all members of the root the first time. */
+DEVMESH_C_API int devmesh_cart_comm(devmesh_t m, MPI_Comm *comm);
+DEVMESH_C_API int devmesh_cart_comm_f(devmesh_t m, MPI_Fint *comm);
+
+/* ---- errors and version (not collective) ---------------------------------- */
+
+/* A static description of a status, e.g. "unknown dim"; never NULL. */
+DEVMESH_C_API const char *devmesh_status_string(int status);
+
+/* The detailed message of the calling thread's last failed devmesh call,
+ * naming the function and the problem; "" if none failed yet. Valid until
+ * the thread's next failing devmesh call. */
+DEVMESH_C_API const char *devmesh_last_error(void);
+
+/* The library's version (of the shared object, which may differ from the
+ * DEVMESH_VERSION_* macros the caller was compiled with). NULL pointers
+ * are skipped. */
+DEVMESH_C_API int devmesh_version(int *major, int *minor, int *patch);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DEVMESH_DEVMESH_H */

@@ -1,0 +1,475 @@
+// The C API (include/devmesh/devmesh.h): a thin layer over devmesh::Mesh.
+//
+// Every entry point runs its body through guard(), the one place where C++
+// exceptions become status codes: devmesh::Error maps to its status,
+// std::bad_alloc and anything else to DEVMESH_ERR_INTERNAL, and the detail
+// goes to a thread_local for devmesh_last_error(). Bodies compute into
+// locals and write output parameters last, with non-throwing stores, so a
+// failing call never writes them.
+#include "devmesh/devmesh.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <new>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "capi/version.h"
+#include "devmesh/mesh.hpp"
+
+// A handle: one view of a root mesh, plus its dim names as stable C strings
+// (devmesh_dim_name hands them out borrowed, for the handle's lifetime).
+struct devmesh_s {
+  devmesh::Mesh mesh;
+  std::vector<std::string> names;
+};
+
+namespace {
+
+using devmesh::Error;
+using devmesh::Mesh;
+using devmesh::Status;
+
+static_assert(DEVMESH_SUCCESS == static_cast<int>(Status::success));
+static_assert(DEVMESH_ERR_INVALID_ARGUMENT == static_cast<int>(Status::invalid_argument));
+static_assert(DEVMESH_ERR_SHAPE_MISMATCH == static_cast<int>(Status::shape_mismatch));
+static_assert(DEVMESH_ERR_UNKNOWN_DIM == static_cast<int>(Status::unknown_dim));
+static_assert(DEVMESH_ERR_DUPLICATE_NAME == static_cast<int>(Status::duplicate_name));
+static_assert(DEVMESH_ERR_OVERLAP == static_cast<int>(Status::overlap));
+static_assert(DEVMESH_ERR_INCONSISTENT == static_cast<int>(Status::inconsistent));
+static_assert(DEVMESH_ERR_NOT_MEMBER == static_cast<int>(Status::not_member));
+static_assert(DEVMESH_ERR_BACKEND == static_cast<int>(Status::backend));
+static_assert(DEVMESH_ERR_UNSUPPORTED == static_cast<int>(Status::unsupported));
+static_assert(DEVMESH_ERR_INTERNAL == static_cast<int>(Status::internal));
+static_assert(DEVMESH_COMM_PATH_AUTOMATIC == static_cast<int>(devmesh::CommPath::automatic));
+static_assert(DEVMESH_COMM_PATH_CREATE_GROUP == static_cast<int>(devmesh::CommPath::create_group));
+static_assert(DEVMESH_COMM_PATH_SPLIT == static_cast<int>(devmesh::CommPath::split));
+static_assert(DEVMESH_COMM_PATH_CART_SUB == static_cast<int>(devmesh::CommPath::cart_sub));
+
+thread_local std::string last_error_text;
+
+// Stores "fn: detail" for devmesh_last_error(); never throws. Out of memory,
+// it falls back to a text short enough for the small-string buffer.
+void remember(const char* fn, std::string_view prefix, std::string_view detail) noexcept {
+  try {
+    std::string text(fn);
+    text += ": ";
+    text += prefix;
+    text += detail;
+    last_error_text = std::move(text);
+  } catch (...) {
+    last_error_text.clear();
+    last_error_text.assign("out of memory");
+  }
+}
+
+template <class Body>
+int guard(const char* fn, Body&& body) noexcept {
+  try {
+    body();
+    return DEVMESH_SUCCESS;
+  } catch (const Error& e) {
+    remember(fn, {}, e.what());
+    return static_cast<int>(e.status());
+  } catch (const std::bad_alloc&) {
+    remember(fn, {}, "out of memory");
+    return DEVMESH_ERR_INTERNAL;
+  } catch (const std::exception& e) {
+    remember(fn, "internal error: ", e.what());
+    return DEVMESH_ERR_INTERNAL;
+  } catch (...) {
+    remember(fn, "internal error: ", "unknown exception");
+    return DEVMESH_ERR_INTERNAL;
+  }
+}
+
+[[noreturn]] void invalid(const std::string& what) { throw Error(Status::invalid_argument, what); }
+
+template <class T>
+T* need(T* p, const char* what) {
+  if (!p) invalid(std::string(what) + " is NULL");
+  return p;
+}
+
+const Mesh& mesh_of(devmesh_t m) {
+  if (!m) invalid("the mesh handle is NULL");
+  return m->mesh;
+}
+
+// A dim argument: NULL means "the only dim of a 1-D view" (the C++ API's
+// empty name); an empty C string is an error, not that shorthand.
+std::string_view dim_arg(const char* dim) {
+  if (!dim) return {};
+  if (!*dim) invalid("the dim name is empty (pass NULL for the only dim of a 1-D view)");
+  return dim;
+}
+
+std::vector<std::string> strings(int n, const char* const a[], const char* what) {
+  std::vector<std::string> out;
+  out.reserve(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    if (!a[i]) invalid(std::string(what) + "[" + std::to_string(i) + "] is NULL");
+    out.emplace_back(a[i]);
+  }
+  return out;
+}
+
+std::unique_ptr<devmesh_s> make_handle(Mesh mesh) {
+  auto h = std::make_unique<devmesh_s>();
+  h->names = mesh.names();
+  h->mesh = std::move(mesh);
+  return h;
+}
+
+// Stores a new handle into *out: the last step of a successful call.
+void give(std::unique_ptr<devmesh_s> h, devmesh_t* out) noexcept { *out = h.release(); }
+
+void copy_ints(const std::vector<int>& v, int out[]) noexcept {
+  for (std::size_t i = 0; i < v.size(); ++i) out[i] = v[i];
+}
+
+bool mpi_usable() noexcept {
+  int initialized = 0, finalized = 0;
+  return MPI_Initialized(&initialized) == MPI_SUCCESS && initialized &&
+         MPI_Finalized(&finalized) == MPI_SUCCESS && !finalized;
+}
+
+// How a create call lists its ranks.
+enum class RankList {
+  none,        // devmesh_create: all parent ranks
+  from_shape,  // devmesh_create_from_ranks: prod(shape) ranks
+  counted,     // devmesh_create_from_rank_list: nranks ranks
+};
+
+// devmesh_create*. Problems only the C layer can see (NULL pointers,
+// ndim < 1, zeros with an implicit list length) are still collective: the
+// rank takes part in Mesh::create's cross-rank check with a placeholder that
+// fails there, so that the other ranks get INCONSISTENT instead of waiting
+// forever, and ranks that all made the same mistake all get its status.
+int create(const char* fn, MPI_Comm parent, int ndim, const int shape[], RankList list, int nranks,
+           const int ranks[], const char* const names[], devmesh_t* mesh) {
+  return guard(fn, [&] {
+    if (parent == MPI_COMM_NULL) invalid("the parent communicator is MPI_COMM_NULL");
+    std::optional<Error> local;
+    std::vector<int> shape_v, ranks_v;
+    std::vector<std::string> names_v;
+    try {
+      need(mesh, "the mesh output pointer");
+      if (ndim < 1) invalid("ndim is " + std::to_string(ndim) + "; a mesh needs at least one dim");
+      need(shape, "shape");
+      need(names, "names");
+      shape_v.assign(shape, shape + ndim);
+      names_v = strings(ndim, names, "names");
+      if (list == RankList::counted) {
+        if (nranks < 1) invalid("nranks is " + std::to_string(nranks) + "; the rank list needs at least one rank");
+        need(ranks, "ranks");
+        ranks_v.assign(ranks, ranks + nranks);
+      } else if (list == RankList::from_shape) {
+        need(ranks, "ranks");
+        std::int64_t count = 1;  // clamped: anything above INT_MAX is too large anyway
+        for (int i = 0; i < ndim; ++i) {
+          const int s = shape_v[static_cast<std::size_t>(i)];
+          if (s == 0)
+            invalid("a size of 0 cannot be inferred here: the rank list's length is the product of shape "
+                    "(devmesh_create_from_rank_list takes the length)");
+          if (s < 0)
+            invalid("size " + std::to_string(s) + " of dim '" + names_v[static_cast<std::size_t>(i)] +
+                    "' is negative");
+          count = std::min<std::int64_t>(count * s, std::int64_t{INT32_MAX} + 1);
+        }
+        int world = 0;
+        // Without MPI, Mesh::create reports that; the list is not read.
+        if (mpi_usable() && MPI_Comm_size(parent, &world) == MPI_SUCCESS) {
+          if (count > world)
+            throw Error(Status::shape_mismatch, "shape multiplies to " + std::to_string(count) +
+                                                    " ranks but the parent has only " + std::to_string(world));
+          ranks_v.assign(ranks, ranks + count);
+        }
+      }
+    } catch (const Error& e) {
+      local = e;
+    }
+    if (local) {
+      try {
+        // Fails on every rank; the name makes ranks with different local
+        // problems disagree, and so report INCONSISTENT.
+        Mesh::create(parent, {}, {"#c-api:" + std::to_string(static_cast<int>(local->status()))});
+      } catch (const Error& e) {
+        if (e.status() == Status::inconsistent) throw;
+      }
+      throw *local;
+    }
+    Mesh m = list == RankList::none
+                 ? Mesh::create(parent, std::move(shape_v), std::move(names_v))
+                 : Mesh::create(parent, std::move(shape_v), std::move(names_v), std::move(ranks_v));
+    if (!m.is_member()) {
+      *mesh = nullptr;
+      return;
+    }
+    give(make_handle(std::move(m)), mesh);
+  });
+}
+
+}  // namespace
+
+extern "C" {
+
+int devmesh_create(MPI_Comm parent, int ndim, const int shape[], const char* const names[],
+                   devmesh_t* mesh) {
+  return create("devmesh_create", parent, ndim, shape, RankList::none, 0, nullptr, names, mesh);
+}
+
+int devmesh_create_from_ranks(MPI_Comm parent, int ndim, const int shape[], const int ranks[],
+                              const char* const names[], devmesh_t* mesh) {
+  return create("devmesh_create_from_ranks", parent, ndim, shape, RankList::from_shape, 0, ranks, names, mesh);
+}
+
+int devmesh_create_from_rank_list(MPI_Comm parent, int ndim, const int shape[], int nranks, const int ranks[],
+                                  const char* const names[], devmesh_t* mesh) {
+  return create("devmesh_create_from_rank_list", parent, ndim, shape, RankList::counted, nranks, ranks, names,
+                mesh);
+}
+
+int devmesh_create_f(MPI_Fint parent, int ndim, const int shape[], const char* const names[],
+                     devmesh_t* mesh) {
+  return create("devmesh_create_f", MPI_Comm_f2c(parent), ndim, shape, RankList::none, 0, nullptr, names, mesh);
+}
+
+int devmesh_create_from_ranks_f(MPI_Fint parent, int ndim, const int shape[], const int ranks[],
+                                const char* const names[], devmesh_t* mesh) {
+  return create("devmesh_create_from_ranks_f", MPI_Comm_f2c(parent), ndim, shape, RankList::from_shape, 0,
+                ranks, names, mesh);
+}
+
+int devmesh_create_from_rank_list_f(MPI_Fint parent, int ndim, const int shape[], int nranks,
+                                    const int ranks[], const char* const names[], devmesh_t* mesh) {
+  return create("devmesh_create_from_rank_list_f", MPI_Comm_f2c(parent), ndim, shape, RankList::counted, nranks,
+                ranks, names, mesh);
+}
+
+int devmesh_destroy(devmesh_t* mesh) {
+  return guard("devmesh_destroy", [&] {
+    if (!mesh || !*mesh) return;
+    std::unique_ptr<devmesh_s> h(*mesh);
+    *mesh = nullptr;
+  });
+}
+
+int devmesh_slice(devmesh_t m, int n, const char* const dims[], devmesh_t* out) {
+  return guard("devmesh_slice", [&] {
+    const Mesh& mesh = mesh_of(m);
+    need(out, "the output handle pointer");
+    if (n < 1) invalid("n is " + std::to_string(n) + "; a slice needs at least one dim");
+    need(dims, "dims");
+    give(make_handle(mesh.slice(strings(n, dims, "dims"))), out);
+  });
+}
+
+int devmesh_flatten(devmesh_t m, const char* name, devmesh_t* out) {
+  return guard("devmesh_flatten", [&] {
+    const Mesh& mesh = mesh_of(m);
+    need(out, "the output handle pointer");
+    std::optional<std::string> n;
+    if (name) n = name;
+    give(make_handle(mesh.flatten(std::move(n))), out);
+  });
+}
+
+int devmesh_unflatten(devmesh_t m, const char* dim, int n, const int sizes[], const char* const names[],
+                      devmesh_t* out) {
+  return guard("devmesh_unflatten", [&] {
+    const Mesh& mesh = mesh_of(m);
+    need(out, "the output handle pointer");
+    need(dim, "dim");
+    if (n < 1) invalid("n is " + std::to_string(n) + "; unflatten needs at least one size");
+    need(sizes, "sizes");
+    need(names, "names");
+    std::vector<int> s(sizes, sizes + n);
+    for (int i = 0; i < n; ++i)
+      if (s[static_cast<std::size_t>(i)] < 1)
+        invalid("unflatten size " + std::to_string(s[static_cast<std::size_t>(i)]) + " at position " +
+                std::to_string(i) + " must be at least 1 (sizes are not inferred)");
+    give(make_handle(mesh.unflatten(dim, s, strings(n, names, "names"))), out);
+  });
+}
+
+int devmesh_root(devmesh_t m, devmesh_t* out) {
+  return guard("devmesh_root", [&] {
+    const Mesh& mesh = mesh_of(m);
+    need(out, "the output handle pointer");
+    give(make_handle(mesh.root()), out);
+  });
+}
+
+int devmesh_ndim(devmesh_t m, int* ndim) {
+  return guard("devmesh_ndim", [&] {
+    const Mesh& mesh = mesh_of(m);
+    need(ndim, "ndim");
+    *ndim = mesh.ndim();
+  });
+}
+
+int devmesh_size(devmesh_t m, const char* dim, int* size) {
+  return guard("devmesh_size", [&] {
+    const Mesh& mesh = mesh_of(m);
+    need(size, "size");
+    const int s = dim ? mesh.size(dim_arg(dim)) : mesh.size();
+    *size = s;
+  });
+}
+
+int devmesh_shape(devmesh_t m, int shape[]) {
+  return guard("devmesh_shape", [&] {
+    const Mesh& mesh = mesh_of(m);
+    need(shape, "shape");
+    copy_ints(mesh.shape(), shape);
+  });
+}
+
+int devmesh_dim_name(devmesh_t m, int index, const char** name) {
+  return guard("devmesh_dim_name", [&] {
+    mesh_of(m);
+    need(name, "name");
+    if (index < 0 || static_cast<std::size_t>(index) >= m->names.size())
+      invalid("dim index " + std::to_string(index) + " is out of range [0, " + std::to_string(m->names.size()) +
+              ")");
+    *name = m->names[static_cast<std::size_t>(index)].c_str();
+  });
+}
+
+int devmesh_local_rank(devmesh_t m, const char* dim, int* rank) {
+  return guard("devmesh_local_rank", [&] {
+    const Mesh& mesh = mesh_of(m);
+    need(rank, "rank");
+    const int r = mesh.local_rank(dim_arg(dim));
+    *rank = r;
+  });
+}
+
+int devmesh_coordinate(devmesh_t m, int coord[]) {
+  return guard("devmesh_coordinate", [&] {
+    const Mesh& mesh = mesh_of(m);
+    need(coord, "coord");
+    copy_ints(mesh.coordinate(), coord);
+  });
+}
+
+int devmesh_group_ranks(devmesh_t m, const char* dim, int ranks[]) {
+  return guard("devmesh_group_ranks", [&] {
+    const Mesh& mesh = mesh_of(m);
+    need(ranks, "ranks");
+    copy_ints(mesh.group(dim_arg(dim)), ranks);
+  });
+}
+
+int devmesh_all_groups(devmesh_t m, const char* dim, int ranks[]) {
+  return guard("devmesh_all_groups", [&] {
+    const Mesh& mesh = mesh_of(m);
+    need(ranks, "ranks");
+    const auto groups = mesh.all_groups(dim_arg(dim));
+    std::vector<int> flat;
+    for (const auto& g : groups) flat.insert(flat.end(), g.begin(), g.end());
+    copy_ints(flat, ranks);
+  });
+}
+
+int devmesh_root_size(devmesh_t m, int* size) {
+  return guard("devmesh_root_size", [&] {
+    const Mesh& mesh = mesh_of(m);
+    need(size, "size");
+    *size = static_cast<int>(mesh.view().root_size());
+  });
+}
+
+int devmesh_parent_rank(devmesh_t m, int* rank) {
+  return guard("devmesh_parent_rank", [&] {
+    const Mesh& mesh = mesh_of(m);
+    need(rank, "rank");
+    *rank = mesh.parent_rank();
+  });
+}
+
+int devmesh_comm_count(devmesh_t m, int* count) {
+  return guard("devmesh_comm_count", [&] {
+    const Mesh& mesh = mesh_of(m);
+    need(count, "count");
+    *count = mesh.comm_count();
+  });
+}
+
+int devmesh_comm(devmesh_t m, const char* dim, MPI_Comm* comm) {
+  return guard("devmesh_comm", [&] {
+    const Mesh& mesh = mesh_of(m);
+    need(comm, "comm");
+    const MPI_Comm c = mesh.comm(dim_arg(dim));
+    *comm = c;
+  });
+}
+
+int devmesh_comm_f(devmesh_t m, const char* dim, MPI_Fint* comm) {
+  return guard("devmesh_comm_f", [&] {
+    const Mesh& mesh = mesh_of(m);
+    need(comm, "comm");
+    const MPI_Fint c = MPI_Comm_c2f(mesh.comm(dim_arg(dim)));
+    *comm = c;
+  });
+}
+
+int devmesh_create_comms(devmesh_t m, int path) {
+  return guard("devmesh_create_comms", [&] {
+    const Mesh& mesh = mesh_of(m);
+    if (path < DEVMESH_COMM_PATH_AUTOMATIC || path > DEVMESH_COMM_PATH_CART_SUB)
+      invalid("unknown communicator creation path " + std::to_string(path));
+    mesh.create_comms(static_cast<devmesh::CommPath>(path));
+  });
+}
+
+int devmesh_cart_comm(devmesh_t m, MPI_Comm* comm) {
+  return guard("devmesh_cart_comm", [&] {
+    const Mesh& mesh = mesh_of(m);
+    need(comm, "comm");
+    const MPI_Comm c = mesh.cart_comm();
+    *comm = c;
+  });
+}
+
+int devmesh_cart_comm_f(devmesh_t m, MPI_Fint* comm) {
+  return guard("devmesh_cart_comm_f", [&] {
+    const Mesh& mesh = mesh_of(m);
+    need(comm, "comm");
+    const MPI_Fint c = MPI_Comm_c2f(mesh.cart_comm());
+    *comm = c;
+  });
+}
+
+const char* devmesh_status_string(int status) {
+  switch (status) {
+    case DEVMESH_SUCCESS: return "success";
+    case DEVMESH_ERR_INVALID_ARGUMENT: return "invalid argument";
+    case DEVMESH_ERR_SHAPE_MISMATCH: return "shape mismatch";
+    case DEVMESH_ERR_UNKNOWN_DIM: return "unknown dim";
+    case DEVMESH_ERR_DUPLICATE_NAME: return "duplicate name";
+    case DEVMESH_ERR_OVERLAP: return "overlapping dims";
+    case DEVMESH_ERR_INCONSISTENT: return "inconsistent arguments across ranks";
+    case DEVMESH_ERR_NOT_MEMBER: return "not a member of the mesh";
+    case DEVMESH_ERR_BACKEND: return "backend failure";
+    case DEVMESH_ERR_UNSUPPORTED: return "unsupported";
+    case DEVMESH_ERR_INTERNAL: return "internal error";
+    default: return "unknown status";
+  }
+}
+
+const char* devmesh_last_error(void) { return last_error_text.c_str(); }
+
+int devmesh_version(int* major, int* minor, int* patch) {
+  if (major) *major = DEVMESH_LIB_VERSION_MAJOR;
+  if (minor) *minor = DEVMESH_LIB_VERSION_MINOR;
+  if (patch) *patch = DEVMESH_LIB_VERSION_PATCH;
+  return DEVMESH_SUCCESS;
+}
+
+}  // extern "C"

@@ -1,0 +1,725 @@
+!> Fortran bindings of devmesh: an N-D mesh of MPI ranks (see devmesh.h).
+!>
+!> ISO_C_BINDING over the C API. Conventions:
+!>   * Every subroutine takes `ierr` last and sets it to DEVMESH_SUCCESS or one
+!>     of the DEVMESH_ERR_* values (the C API's). `ierr` is optional: when it
+!>     is absent, a failure prints devmesh_last_error() and stops the program
+!>     (error stop), like MPI's default error handler.
+!>   * A failing call leaves its output arguments untouched.
+!>   * Communicators: each call taking or returning one has a specific
+!>     procedure for type(MPI_Comm) (use mpi_f08) and one for an integer
+!>     handle (use mpi), behind one generic name. Handles cross to C as
+!>     MPI_Fint, which is a default integer with gfortran and MPICH.
+!>   * Names are fixed-length strings; trailing blanks are ignored. A blank
+!>     dim name means what a NULL name means in C: the only dim of a 1-D view
+!>     (devmesh_size: the whole view; devmesh_flatten: the default name).
+!>   * Rank, local rank and coordinate *values* are 0-based, as in MPI.
+!>     Positions are 1-based as in any Fortran array: coord(i) is the
+!>     coordinate along dim i, and devmesh_dim_name(mesh, i, ...) names it.
+!>   * Output arrays (coord, ranks) must be at least as long as the result
+!>     (ndim, size(dim)); extra entries are left untouched.
+!>   * Collectiveness is as in C: devmesh_create* over the parent;
+!>     devmesh_comm over the caller's group along dim the first time that
+!>     layout is asked for; devmesh_create_comms and devmesh_cart_comm over
+!>     all members of the root; everything else is not collective.
+!>
+!> The module is compiled by the compiler that built devmesh (module files are
+!> compiler-specific); link with -ldevmesh_fortran -ldevmesh (pkg-config
+!> devmesh-fortran, or CMake's devmesh::fortran).
+module devmesh
+  use, intrinsic :: iso_c_binding, only: c_int, c_char, c_ptr, c_null_ptr, c_null_char, &
+                                         c_loc, c_associated, c_f_pointer, c_size_t
+  use, intrinsic :: iso_fortran_env, only: error_unit
+  use mpi_f08, only: MPI_Comm
+  implicit none
+  private
+
+  integer, parameter, public :: DEVMESH_SUCCESS = 0
+  integer, parameter, public :: DEVMESH_ERR_INVALID_ARGUMENT = 1
+  integer, parameter, public :: DEVMESH_ERR_SHAPE_MISMATCH = 2
+  integer, parameter, public :: DEVMESH_ERR_UNKNOWN_DIM = 3
+  integer, parameter, public :: DEVMESH_ERR_DUPLICATE_NAME = 4
+  integer, parameter, public :: DEVMESH_ERR_OVERLAP = 5
+  integer, parameter, public :: DEVMESH_ERR_INCONSISTENT = 6
+  integer, parameter, public :: DEVMESH_ERR_NOT_MEMBER = 7
+  integer, parameter, public :: DEVMESH_ERR_BACKEND = 8
+  integer, parameter, public :: DEVMESH_ERR_UNSUPPORTED = 9
+  integer, parameter, public :: DEVMESH_ERR_INTERNAL = 10
+
+  integer, parameter, public :: DEVMESH_COMM_PATH_AUTOMATIC = 0
+  integer, parameter, public :: DEVMESH_COMM_PATH_CREATE_GROUP = 1
+  integer, parameter, public :: DEVMESH_COMM_PATH_SPLIT = 2
+  integer, parameter, public :: DEVMESH_COMM_PATH_CART_SUB = 3
+
+  !> A handle to one view of a mesh; the null handle (ptr = c_null_ptr) is
+  !> "no mesh", what ranks outside a rank list get. `ptr` is the C API's
+  !> devmesh_t, for mixing with C code.
+  type, public :: devmesh_t
+    type(c_ptr) :: ptr = c_null_ptr
+  end type devmesh_t
+
+  public :: devmesh_create, devmesh_create_from_ranks, devmesh_destroy
+  public :: devmesh_slice, devmesh_flatten, devmesh_unflatten, devmesh_root
+  public :: devmesh_ndim, devmesh_size, devmesh_dim_name, devmesh_local_rank
+  public :: devmesh_coordinate, devmesh_group_ranks, devmesh_comm_count
+  public :: devmesh_comm, devmesh_cart_comm, devmesh_create_comms
+  public :: devmesh_associated, devmesh_last_error, devmesh_status_string
+
+  !> devmesh_create(comm, shape, names, mesh [, ierr])
+  !> A root mesh of the given shape over all ranks of comm (a 0 in shape is
+  !> chosen as MPI_Dims_create does). Collective over comm. On error, every
+  !> rank gets the same ierr (DEVMESH_ERR_INCONSISTENT where ranks passed
+  !> different arguments).
+  interface devmesh_create
+    module procedure create_f08, create_int
+  end interface devmesh_create
+
+  !> devmesh_create_from_ranks(comm, shape, ranks, names, mesh [, ierr])
+  !> As devmesh_create over the listed ranks of comm (0-based; root index
+  !> x is rank ranks(x+1)); zeros in shape are chosen from size(ranks).
+  !> Ranks not listed get the null handle and DEVMESH_SUCCESS. Collective
+  !> over comm.
+  interface devmesh_create_from_ranks
+    module procedure create_from_ranks_f08, create_from_ranks_int
+  end interface devmesh_create_from_ranks
+
+  !> devmesh_comm(mesh, dim, comm [, ierr])
+  !> The caller's communicator along dim, owned by devmesh (do not free it).
+  !> Collective over the caller's group along dim the first time that
+  !> layout is asked for on the root.
+  interface devmesh_comm
+    module procedure comm_f08, comm_int
+  end interface devmesh_comm
+
+  !> devmesh_cart_comm(mesh, comm [, ierr])
+  !> The root as a Cartesian communicator (rank x is root index x), owned by
+  !> devmesh. Collective over all members of the root the first time.
+  interface devmesh_cart_comm
+    module procedure cart_comm_f08, cart_comm_int
+  end interface devmesh_cart_comm
+
+  ! C strings built from Fortran names: one buffer, pointers into it.
+  type :: c_strings
+    character(kind=c_char), allocatable :: buf(:)
+    type(c_ptr), allocatable :: ptr(:)
+  end type c_strings
+
+  ! The message of the last failure found by this module itself (before
+  ! calling C); devmesh_last_error() returns it while `local_pending`.
+  character(len=:), allocatable, save :: local_message
+  logical, save :: local_pending = .false.
+  !$omp threadprivate(local_message, local_pending)
+
+  interface
+    integer(c_int) function c_create_f(parent, ndim, shape, names, mesh) &
+        bind(C, name='devmesh_create_f')
+      import :: c_int, c_ptr
+      integer(c_int), value :: parent, ndim
+      integer(c_int), intent(in) :: shape(*)
+      type(c_ptr), intent(in) :: names(*)
+      type(c_ptr), intent(inout) :: mesh
+    end function c_create_f
+
+    integer(c_int) function c_create_from_rank_list_f(parent, ndim, shape, nranks, ranks, names, mesh) &
+        bind(C, name='devmesh_create_from_rank_list_f')
+      import :: c_int, c_ptr
+      integer(c_int), value :: parent, ndim, nranks
+      integer(c_int), intent(in) :: shape(*), ranks(*)
+      type(c_ptr), intent(in) :: names(*)
+      type(c_ptr), intent(inout) :: mesh
+    end function c_create_from_rank_list_f
+
+    integer(c_int) function c_destroy(mesh) bind(C, name='devmesh_destroy')
+      import :: c_int, c_ptr
+      type(c_ptr), intent(inout) :: mesh
+    end function c_destroy
+
+    integer(c_int) function c_slice(m, n, dims, out) bind(C, name='devmesh_slice')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: m
+      integer(c_int), value :: n
+      type(c_ptr), intent(in) :: dims(*)
+      type(c_ptr), intent(inout) :: out
+    end function c_slice
+
+    integer(c_int) function c_flatten(m, name, out) bind(C, name='devmesh_flatten')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: m, name
+      type(c_ptr), intent(inout) :: out
+    end function c_flatten
+
+    integer(c_int) function c_unflatten(m, dim, n, sizes, names, out) bind(C, name='devmesh_unflatten')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: m, dim
+      integer(c_int), value :: n
+      integer(c_int), intent(in) :: sizes(*)
+      type(c_ptr), intent(in) :: names(*)
+      type(c_ptr), intent(inout) :: out
+    end function c_unflatten
+
+    integer(c_int) function c_root(m, out) bind(C, name='devmesh_root')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: m
+      type(c_ptr), intent(inout) :: out
+    end function c_root
+
+    integer(c_int) function c_ndim(m, ndim) bind(C, name='devmesh_ndim')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: m
+      integer(c_int), intent(inout) :: ndim
+    end function c_ndim
+
+    integer(c_int) function c_size(m, dim, size) bind(C, name='devmesh_size')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: m, dim
+      integer(c_int), intent(inout) :: size
+    end function c_size
+
+    integer(c_int) function c_dim_name(m, index, name) bind(C, name='devmesh_dim_name')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: m
+      integer(c_int), value :: index
+      type(c_ptr), intent(inout) :: name
+    end function c_dim_name
+
+    integer(c_int) function c_local_rank(m, dim, rank) bind(C, name='devmesh_local_rank')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: m, dim
+      integer(c_int), intent(inout) :: rank
+    end function c_local_rank
+
+    integer(c_int) function c_coordinate(m, coord) bind(C, name='devmesh_coordinate')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: m
+      integer(c_int), intent(inout) :: coord(*)
+    end function c_coordinate
+
+    integer(c_int) function c_group_ranks(m, dim, ranks) bind(C, name='devmesh_group_ranks')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: m, dim
+      integer(c_int), intent(inout) :: ranks(*)
+    end function c_group_ranks
+
+    integer(c_int) function c_comm_count(m, count) bind(C, name='devmesh_comm_count')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: m
+      integer(c_int), intent(inout) :: count
+    end function c_comm_count
+
+    integer(c_int) function c_comm_f(m, dim, comm) bind(C, name='devmesh_comm_f')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: m, dim
+      integer(c_int), intent(inout) :: comm
+    end function c_comm_f
+
+    integer(c_int) function c_cart_comm_f(m, comm) bind(C, name='devmesh_cart_comm_f')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: m
+      integer(c_int), intent(inout) :: comm
+    end function c_cart_comm_f
+
+    integer(c_int) function c_create_comms(m, path) bind(C, name='devmesh_create_comms')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: m
+      integer(c_int), value :: path
+    end function c_create_comms
+
+    type(c_ptr) function c_status_string(status) bind(C, name='devmesh_status_string')
+      import :: c_int, c_ptr
+      integer(c_int), value :: status
+    end function c_status_string
+
+    type(c_ptr) function c_last_error() bind(C, name='devmesh_last_error')
+      import :: c_ptr
+    end function c_last_error
+
+    integer(c_size_t) function c_strlen(s) bind(C, name='strlen')
+      import :: c_size_t, c_ptr
+      type(c_ptr), value :: s
+    end function c_strlen
+  end interface
+
+contains
+
+  ! ---- helpers ---------------------------------------------------------------
+
+  ! NUL-terminated copies of names(1:n) without trailing blanks; entries
+  ! past size(names) are empty strings. cs must be a TARGET in the caller.
+  subroutine to_c_strings(names, n, cs)
+    character(len=*), intent(in) :: names(:)
+    integer, intent(in) :: n
+    type(c_strings), intent(inout), target :: cs
+    integer :: i, j, total, at, l
+    total = 0
+    do i = 1, n
+      if (i <= size(names)) total = total + len_trim(names(i))
+      total = total + 1
+    end do
+    allocate(cs%buf(max(total, 1)), cs%ptr(n))
+    at = 1
+    do i = 1, n
+      l = 0
+      if (i <= size(names)) l = len_trim(names(i))
+      do j = 1, l
+        cs%buf(at + j - 1) = names(i)(j:j)
+      end do
+      cs%buf(at + l) = c_null_char
+      cs%ptr(i) = c_loc(cs%buf(at))
+      at = at + l + 1
+    end do
+  end subroutine to_c_strings
+
+  ! A C string for one name, or c_null_ptr when it is blank.
+  subroutine to_c_name(name, cs, p)
+    character(len=*), intent(in) :: name
+    type(c_strings), intent(inout), target :: cs
+    type(c_ptr), intent(out) :: p
+    if (len_trim(name) == 0) then
+      p = c_null_ptr
+    else
+      call to_c_strings([name], 1, cs)
+      p = cs%ptr(1)
+    end if
+  end subroutine to_c_name
+
+  ! A copy of a NUL-terminated C string.
+  function from_c_string(p) result(s)
+    type(c_ptr), intent(in) :: p
+    character(len=:), allocatable :: s
+    character(kind=c_char), pointer :: chars(:)
+    integer :: n, i
+    if (.not. c_associated(p)) then
+      s = ''
+      return
+    end if
+    n = int(c_strlen(p))
+    call c_f_pointer(p, chars, [n])
+    allocate(character(len=n) :: s)
+    do i = 1, n
+      s(i:i) = chars(i)
+    end do
+  end function from_c_string
+
+  ! Hands a status to the caller: into ierr, or, without ierr, a failure
+  ! stops the program with the message.
+  subroutine finish(status, ierr)
+    integer(c_int), intent(in) :: status
+    integer, intent(out), optional :: ierr
+    if (status /= DEVMESH_SUCCESS) local_pending = .false.
+    call deliver(int(status), ierr)
+  end subroutine finish
+
+  ! A failure found here, before any C call.
+  subroutine fail_local(status, message, ierr)
+    integer, intent(in) :: status
+    character(len=*), intent(in) :: message
+    integer, intent(out), optional :: ierr
+    local_message = message
+    local_pending = .true.
+    call deliver(status, ierr)
+  end subroutine fail_local
+
+  subroutine deliver(status, ierr)
+    integer, intent(in) :: status
+    integer, intent(out), optional :: ierr
+    if (present(ierr)) then
+      ierr = status
+    else if (status /= DEVMESH_SUCCESS) then
+      write(error_unit, '(a)') 'devmesh: ' // devmesh_last_error()
+      error stop 'devmesh: a call without ierr failed'
+    end if
+  end subroutine deliver
+
+  character(len=12) function itoa(i)
+    integer, intent(in) :: i
+    write(itoa, '(i0)') i
+  end function itoa
+
+  ! ---- creating and destroying ---------------------------------------------
+
+  ! shape and names of different lengths are passed padded (a negative size,
+  ! an empty name) so that the collective still runs and fails everywhere.
+  subroutine create_common(parent, shape, names, mesh, ierr)
+    integer, intent(in) :: parent
+    integer, intent(in) :: shape(:)
+    character(len=*), intent(in) :: names(:)
+    type(devmesh_t), intent(inout) :: mesh
+    integer, intent(out), optional :: ierr
+    integer(c_int), allocatable :: shp(:)
+    type(c_strings), target :: cs
+    type(c_ptr) :: out
+    integer(c_int) :: st
+    integer :: n
+    n = max(size(shape), size(names))
+    allocate(shp(max(n, 1)))
+    shp = -1
+    shp(1:size(shape)) = int(shape, c_int)
+    call to_c_strings(names, n, cs)
+    out = mesh%ptr
+    st = c_create_f(int(parent, c_int), int(n, c_int), shp, cs%ptr, out)
+    if (st == DEVMESH_SUCCESS) mesh%ptr = out
+    call finish(st, ierr)
+  end subroutine create_common
+
+  subroutine create_f08(comm, shape, names, mesh, ierr)
+    type(MPI_Comm), intent(in) :: comm
+    integer, intent(in) :: shape(:)
+    character(len=*), intent(in) :: names(:)
+    type(devmesh_t), intent(inout) :: mesh
+    integer, intent(out), optional :: ierr
+    call create_common(comm%MPI_VAL, shape, names, mesh, ierr)
+  end subroutine create_f08
+
+  subroutine create_int(comm, shape, names, mesh, ierr)
+    integer, intent(in) :: comm
+    integer, intent(in) :: shape(:)
+    character(len=*), intent(in) :: names(:)
+    type(devmesh_t), intent(inout) :: mesh
+    integer, intent(out), optional :: ierr
+    call create_common(comm, shape, names, mesh, ierr)
+  end subroutine create_int
+
+  subroutine create_from_ranks_common(parent, shape, ranks, names, mesh, ierr)
+    integer, intent(in) :: parent
+    integer, intent(in) :: shape(:), ranks(:)
+    character(len=*), intent(in) :: names(:)
+    type(devmesh_t), intent(inout) :: mesh
+    integer, intent(out), optional :: ierr
+    integer(c_int), allocatable :: shp(:), rk(:)
+    type(c_strings), target :: cs
+    type(c_ptr) :: out
+    integer(c_int) :: st
+    integer :: n
+    n = max(size(shape), size(names))
+    allocate(shp(max(n, 1)), rk(max(size(ranks), 1)))
+    shp = -1
+    shp(1:size(shape)) = int(shape, c_int)
+    rk = 0
+    rk(1:size(ranks)) = int(ranks, c_int)
+    call to_c_strings(names, n, cs)
+    out = mesh%ptr
+    st = c_create_from_rank_list_f(int(parent, c_int), int(n, c_int), shp, int(size(ranks), c_int), rk, &
+                                   cs%ptr, out)
+    if (st == DEVMESH_SUCCESS) mesh%ptr = out
+    call finish(st, ierr)
+  end subroutine create_from_ranks_common
+
+  subroutine create_from_ranks_f08(comm, shape, ranks, names, mesh, ierr)
+    type(MPI_Comm), intent(in) :: comm
+    integer, intent(in) :: shape(:), ranks(:)
+    character(len=*), intent(in) :: names(:)
+    type(devmesh_t), intent(inout) :: mesh
+    integer, intent(out), optional :: ierr
+    call create_from_ranks_common(comm%MPI_VAL, shape, ranks, names, mesh, ierr)
+  end subroutine create_from_ranks_f08
+
+  subroutine create_from_ranks_int(comm, shape, ranks, names, mesh, ierr)
+    integer, intent(in) :: comm
+    integer, intent(in) :: shape(:), ranks(:)
+    character(len=*), intent(in) :: names(:)
+    type(devmesh_t), intent(inout) :: mesh
+    integer, intent(out), optional :: ierr
+    call create_from_ranks_common(comm, shape, ranks, names, mesh, ierr)
+  end subroutine create_from_ranks_int
+
+  !> Releases the handle and nulls it; a null handle is accepted. Not
+  !> collective.
+  subroutine devmesh_destroy(mesh, ierr)
+    type(devmesh_t), intent(inout) :: mesh
+    integer, intent(out), optional :: ierr
+    call finish(c_destroy(mesh%ptr), ierr)
+  end subroutine devmesh_destroy
+
+  !> True for a handle that holds a mesh (false for the null handle).
+  logical function devmesh_associated(mesh)
+    type(devmesh_t), intent(in) :: mesh
+    devmesh_associated = c_associated(mesh%ptr)
+  end function devmesh_associated
+
+  ! ---- views (not collective) -----------------------------------------------
+
+  !> The view with exactly the named dims, in the order given.
+  subroutine devmesh_slice(mesh, dims, out, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    character(len=*), intent(in) :: dims(:)
+    type(devmesh_t), intent(inout) :: out
+    integer, intent(out), optional :: ierr
+    type(c_strings), target :: cs
+    type(c_ptr) :: res
+    integer(c_int) :: st
+    call to_c_strings(dims, size(dims), cs)
+    res = out%ptr
+    st = c_slice(mesh%ptr, int(size(dims), c_int), cs%ptr, res)
+    if (st == DEVMESH_SUCCESS) out%ptr = res
+    call finish(st, ierr)
+  end subroutine devmesh_slice
+
+  !> A 1-D view of all dims of mesh; name absent or blank: the dim names
+  !> joined with '_'. Pass out by keyword when name is omitted.
+  subroutine devmesh_flatten(mesh, name, out, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    character(len=*), intent(in), optional :: name
+    type(devmesh_t), intent(inout) :: out
+    integer, intent(out), optional :: ierr
+    type(c_strings), target :: cs
+    type(c_ptr) :: res, cname
+    integer(c_int) :: st
+    cname = c_null_ptr
+    if (present(name)) call to_c_name(name, cs, cname)
+    res = out%ptr
+    st = c_flatten(mesh%ptr, cname, res)
+    if (st == DEVMESH_SUCCESS) out%ptr = res
+    call finish(st, ierr)
+  end subroutine devmesh_flatten
+
+  !> Replaces dim by size(sizes) dims, split row-major.
+  subroutine devmesh_unflatten(mesh, dim, sizes, names, out, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    character(len=*), intent(in) :: dim
+    integer, intent(in) :: sizes(:)
+    character(len=*), intent(in) :: names(:)
+    type(devmesh_t), intent(inout) :: out
+    integer, intent(out), optional :: ierr
+    type(c_strings), target :: cs, cdim
+    type(c_ptr) :: res
+    integer(c_int) :: st
+    integer(c_int), allocatable :: s(:)
+    if (size(sizes) /= size(names)) then
+      call fail_local(DEVMESH_ERR_INVALID_ARGUMENT, 'devmesh_unflatten: got ' // trim(itoa(size(sizes))) // &
+                      ' sizes but ' // trim(itoa(size(names))) // ' names', ierr)
+      return
+    end if
+    call to_c_strings([dim], 1, cdim)
+    call to_c_strings(names, size(names), cs)
+    allocate(s(max(size(sizes), 1)))
+    s = 0
+    s(1:size(sizes)) = int(sizes, c_int)
+    res = out%ptr
+    st = c_unflatten(mesh%ptr, cdim%ptr(1), int(size(sizes), c_int), s, cs%ptr, res)
+    if (st == DEVMESH_SUCCESS) out%ptr = res
+    call finish(st, ierr)
+  end subroutine devmesh_unflatten
+
+  !> The root view of mesh's root.
+  subroutine devmesh_root(mesh, out, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    type(devmesh_t), intent(inout) :: out
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: res
+    integer(c_int) :: st
+    res = out%ptr
+    st = c_root(mesh%ptr, res)
+    if (st == DEVMESH_SUCCESS) out%ptr = res
+    call finish(st, ierr)
+  end subroutine devmesh_root
+
+  ! ---- queries (not collective) ---------------------------------------------
+
+  subroutine devmesh_ndim(mesh, ndim, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    integer, intent(inout) :: ndim
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: v, st
+    st = c_ndim(mesh%ptr, v)
+    if (st == DEVMESH_SUCCESS) ndim = int(v)
+    call finish(st, ierr)
+  end subroutine devmesh_ndim
+
+  !> Size of dim; a blank dim: the whole view's size.
+  subroutine devmesh_size(mesh, dim, size, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    character(len=*), intent(in) :: dim
+    integer, intent(inout) :: size
+    integer, intent(out), optional :: ierr
+    type(c_strings), target :: cs
+    type(c_ptr) :: cdim
+    integer(c_int) :: v, st
+    call to_c_name(dim, cs, cdim)
+    st = c_size(mesh%ptr, cdim, v)
+    if (st == DEVMESH_SUCCESS) size = int(v)
+    call finish(st, ierr)
+  end subroutine devmesh_size
+
+  !> Name of dim number index (1-based, like coord(index)).
+  subroutine devmesh_dim_name(mesh, index, name, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    integer, intent(in) :: index
+    character(len=:), allocatable, intent(inout) :: name
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p
+    integer(c_int) :: st
+    p = c_null_ptr
+    st = c_dim_name(mesh%ptr, int(index - 1, c_int), p)
+    if (st == DEVMESH_SUCCESS) name = from_c_string(p)
+    call finish(st, ierr)
+  end subroutine devmesh_dim_name
+
+  !> The caller's local rank (0-based) along dim.
+  subroutine devmesh_local_rank(mesh, dim, rank, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    character(len=*), intent(in) :: dim
+    integer, intent(inout) :: rank
+    integer, intent(out), optional :: ierr
+    type(c_strings), target :: cs
+    type(c_ptr) :: cdim
+    integer(c_int) :: v, st
+    call to_c_name(dim, cs, cdim)
+    st = c_local_rank(mesh%ptr, cdim, v)
+    if (st == DEVMESH_SUCCESS) rank = int(v)
+    call finish(st, ierr)
+  end subroutine devmesh_local_rank
+
+  !> The caller's coordinate: coord(i) is its 0-based local rank along dim i.
+  subroutine devmesh_coordinate(mesh, coord, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    integer, intent(inout) :: coord(:)
+    integer, intent(out), optional :: ierr
+    integer(c_int), allocatable :: c(:)
+    integer(c_int) :: nd, st
+    st = c_ndim(mesh%ptr, nd)
+    if (st /= DEVMESH_SUCCESS) then
+      call finish(st, ierr)
+      return
+    end if
+    if (size(coord) < nd) then
+      call fail_local(DEVMESH_ERR_INVALID_ARGUMENT, 'devmesh_coordinate: coord has ' // trim(itoa(size(coord))) // &
+                      ' entries but the view has ' // trim(itoa(int(nd))) // ' dims', ierr)
+      return
+    end if
+    allocate(c(max(nd, 1_c_int)))
+    st = c_coordinate(mesh%ptr, c)
+    if (st == DEVMESH_SUCCESS) coord(1:nd) = int(c(1:nd))
+    call finish(st, ierr)
+  end subroutine devmesh_coordinate
+
+  !> The parent ranks (0-based) of the caller's group along dim, in
+  !> local-rank order: ranks(k+1) has local rank k.
+  subroutine devmesh_group_ranks(mesh, dim, ranks, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    character(len=*), intent(in) :: dim
+    integer, intent(inout) :: ranks(:)
+    integer, intent(out), optional :: ierr
+    type(c_strings), target :: cs
+    type(c_ptr) :: cdim
+    integer(c_int), allocatable :: r(:)
+    integer(c_int) :: n, st
+    call to_c_name(dim, cs, cdim)
+    if (c_associated(cdim)) then
+      st = c_size(mesh%ptr, cdim, n)
+    else
+      ! No name: the only dim of a 1-D view (c_local_rank fails otherwise).
+      st = c_local_rank(mesh%ptr, c_null_ptr, n)
+      if (st == DEVMESH_SUCCESS) st = c_size(mesh%ptr, c_null_ptr, n)
+    end if
+    if (st /= DEVMESH_SUCCESS) then
+      call finish(st, ierr)
+      return
+    end if
+    if (size(ranks) < n) then
+      call fail_local(DEVMESH_ERR_INVALID_ARGUMENT, 'devmesh_group_ranks: ranks has ' // trim(itoa(size(ranks))) // &
+                      ' entries but the group has ' // trim(itoa(int(n))), ierr)
+      return
+    end if
+    allocate(r(max(n, 1_c_int)))
+    st = c_group_ranks(mesh%ptr, cdim, r)
+    if (st == DEVMESH_SUCCESS) ranks(1:n) = int(r(1:n))
+    call finish(st, ierr)
+  end subroutine devmesh_group_ranks
+
+  !> Communicators the root has created so far (its own included).
+  subroutine devmesh_comm_count(mesh, count, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    integer, intent(inout) :: count
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: v, st
+    st = c_comm_count(mesh%ptr, v)
+    if (st == DEVMESH_SUCCESS) count = int(v)
+    call finish(st, ierr)
+  end subroutine devmesh_comm_count
+
+  ! ---- communicators ------------------------------------------------------------
+
+  subroutine comm_common(mesh, dim, handle, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    character(len=*), intent(in) :: dim
+    integer, intent(inout) :: handle
+    integer, intent(out), optional :: ierr
+    type(c_strings), target :: cs
+    type(c_ptr) :: cdim
+    integer(c_int) :: v, st
+    call to_c_name(dim, cs, cdim)
+    st = c_comm_f(mesh%ptr, cdim, v)
+    if (st == DEVMESH_SUCCESS) handle = int(v)
+    call finish(st, ierr)
+  end subroutine comm_common
+
+  subroutine comm_f08(mesh, dim, comm, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    character(len=*), intent(in) :: dim
+    type(MPI_Comm), intent(inout) :: comm
+    integer, intent(out), optional :: ierr
+    call comm_common(mesh, dim, comm%MPI_VAL, ierr)
+  end subroutine comm_f08
+
+  subroutine comm_int(mesh, dim, comm, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    character(len=*), intent(in) :: dim
+    integer, intent(inout) :: comm
+    integer, intent(out), optional :: ierr
+    call comm_common(mesh, dim, comm, ierr)
+  end subroutine comm_int
+
+  subroutine cart_comm_f08(mesh, comm, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    type(MPI_Comm), intent(inout) :: comm
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: v, st
+    st = c_cart_comm_f(mesh%ptr, v)
+    if (st == DEVMESH_SUCCESS) comm%MPI_VAL = int(v)
+    call finish(st, ierr)
+  end subroutine cart_comm_f08
+
+  subroutine cart_comm_int(mesh, comm, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    integer, intent(inout) :: comm
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: v, st
+    st = c_cart_comm_f(mesh%ptr, v)
+    if (st == DEVMESH_SUCCESS) comm = int(v)
+    call finish(st, ierr)
+  end subroutine cart_comm_int
+
+  !> Creates the communicators of every dim of mesh at once (path: one of
+  !> DEVMESH_COMM_PATH_*, default automatic). Collective over all members
+  !> of the root.
+  subroutine devmesh_create_comms(mesh, path, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    integer, intent(in), optional :: path
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: p
+    p = DEVMESH_COMM_PATH_AUTOMATIC
+    if (present(path)) p = int(path, c_int)
+    call finish(c_create_comms(mesh%ptr, p), ierr)
+  end subroutine devmesh_create_comms
+
+  ! ---- errors ----------------------------------------------------------------------
+
+  !> The detail of the last failed devmesh call on this thread (or of the
+  !> last failure this module found before calling C); '' if none.
+  function devmesh_last_error() result(message)
+    character(len=:), allocatable :: message
+    if (local_pending) then
+      message = local_message
+    else
+      message = from_c_string(c_last_error())
+    end if
+  end function devmesh_last_error
+
+  !> A short description of a status value.
+  function devmesh_status_string(status) result(text)
+    integer, intent(in) :: status
+    character(len=:), allocatable :: text
+    text = from_c_string(c_status_string(int(status, c_int)))
+  end function devmesh_status_string
+
+end module devmesh

@@ -1,0 +1,39 @@
+// Host info recorded on a root mesh (see include/devmesh/hosts.hpp).
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+#include <vector>
+
+#include "devmesh/hosts.hpp"
+
+namespace devmesh::detail {
+
+struct MeshState;
+
+// The hosts of a root's members, fixed once recorded.
+struct RootHosts {
+  HostInfo caller;            // the caller's host among the root's members
+  // > 0: the root is host-major over uniform hosts, root index x is on host
+  // x / local_size, and host_of is empty. 0: host_of[x] is x's host.
+  index_t local_size = 0;
+  std::vector<int> host_of;
+  int host(index_t x) const noexcept {
+    return local_size > 0 ? static_cast<int>(x / local_size) : host_of[static_cast<std::size_t>(x)];
+  }
+};
+
+// The host of every rank of comm, hosts numbered by their lowest rank.
+// Collective over comm (see discover_hosts).
+std::vector<int> host_table(MPI_Comm comm);
+
+// The rank's HostInfo from a host table.
+HostInfo host_info_of(const std::vector<int>& host_of, int rank);
+
+// Reaches the private state of a Mesh (a friend of Mesh).
+struct MeshAccess {
+  static const std::shared_ptr<MeshState>& state(const Mesh& mesh) noexcept { return mesh.state_; }
+};
+
+}  // namespace devmesh::detail

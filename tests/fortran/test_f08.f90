@@ -1,0 +1,161 @@
+! The Fortran module with mpi_f08 under mpiexec (1, 3, 8 ranks): groups of
+! a 2-D mesh, its flatten, slice and unflatten against a row-major reference
+! and real communicators; error paths with outputs left untouched. Exits
+! non-zero (error stop) when a check fails on any rank.
+program test_f08
+  use mpi_f08
+  use devmesh
+  implicit none
+  type(devmesh_t) :: mesh, flat, sub, unflat, bad, listed
+  type(MPI_Comm) :: comm
+  integer :: nranks, me, failures, total, ierr, nd, nt, n, i, k, lr
+  integer :: coord(2), dims(2)
+  integer, allocatable :: expect(:), ranks(:)
+  character(len=:), allocatable :: name
+
+  call MPI_Init()
+  call MPI_Comm_size(MPI_COMM_WORLD, nranks)
+  call MPI_Comm_rank(MPI_COMM_WORLD, me)
+  failures = 0
+
+  ! Root (dp, tp) with both sizes inferred; names with trailing blanks.
+  call devmesh_create(MPI_COMM_WORLD, [0, 0], [character(len=16) :: 'dp', 'tp'], mesh, ierr)
+  call check(ierr == DEVMESH_SUCCESS, 'create')
+  call check(devmesh_associated(mesh), 'create gives a handle')
+  dims = 0
+  call MPI_Dims_create(nranks, 2, dims)
+  call devmesh_size(mesh, 'dp', nd, ierr)
+  call devmesh_size(mesh, 'tp', nt, ierr)
+  call check(nd == dims(1) .and. nt == dims(2), 'inferred sizes')
+  call devmesh_size(mesh, '', n, ierr)
+  call check(n == nranks, 'size of the whole view')
+  call devmesh_coordinate(mesh, coord, ierr)
+  call check(all(coord == [me / nt, mod(me, nt)]), 'coordinate (0-based)')
+  call devmesh_dim_name(mesh, 2, name, ierr)
+  call check(name == 'tp', 'dim_name(2)')
+
+  ! tp: [row*nt + k]; dp: [k*nt + col]
+  allocate(expect(nt))
+  expect = [(coord(1) * nt + k, k = 0, nt - 1)]
+  call check_dim(mesh, 'tp', expect)
+  deallocate(expect)
+  allocate(expect(nd))
+  expect = [(k * nt + coord(2), k = 0, nd - 1)]
+  call check_dim(mesh, 'dp', expect)
+  call devmesh_local_rank(mesh, 'dp', lr, ierr)
+  call check(lr == coord(1), 'local rank along dp')
+
+  ! flatten (default name dp_tp): everyone, in rank order.
+  call devmesh_flatten(mesh, out=flat, ierr=ierr)
+  call check(ierr == DEVMESH_SUCCESS, 'flatten')
+  call devmesh_dim_name(flat, 1, name, ierr)
+  call check(name == 'dp_tp', 'default flatten name')
+  deallocate(expect)
+  allocate(expect(nranks))
+  expect = [(k, k = 0, nranks - 1)]
+  call check_dim(flat, 'dp_tp', expect)
+  call check_dim(flat, '', expect)          ! blank: the only dim
+
+  ! slice transposed, then unflatten the flat dim back to (x, y) = (dp, tp)
+  call devmesh_slice(mesh, ['tp', 'dp'], sub, ierr)
+  call check(ierr == DEVMESH_SUCCESS, 'slice')
+  call devmesh_dim_name(sub, 1, name, ierr)
+  call check(name == 'tp', 'slice keeps the order given')
+  call devmesh_unflatten(flat, 'dp_tp', [nd, nt], ['x', 'y'], unflat, ierr)
+  call check(ierr == DEVMESH_SUCCESS, 'unflatten')
+  deallocate(expect)
+  allocate(expect(nt))
+  call devmesh_group_ranks(mesh, 'tp', expect, ierr)
+  call check_dim(unflat, 'y', expect)
+  call check_dim(sub, 'tp', expect)
+
+  ! Errors: exact status, outputs untouched, a message naming the problem.
+  n = -7
+  call devmesh_size(mesh, 'nope', n, ierr)
+  call check(ierr == DEVMESH_ERR_UNKNOWN_DIM, 'unknown dim status')
+  call check(n == -7, 'size untouched on error')
+  call check(index(devmesh_last_error(), "'nope'") > 0, 'message names the dim')
+  call devmesh_slice(mesh, ['dp', 'dp'], bad, ierr)
+  call check(ierr == DEVMESH_ERR_DUPLICATE_NAME, 'slice twice')
+  call check(.not. devmesh_associated(bad), 'slice output untouched')
+  call devmesh_unflatten(mesh, 'dp', [nd, 1], ['a'], bad, ierr)
+  call check(ierr == DEVMESH_ERR_INVALID_ARGUMENT, 'unflatten sizes/names count')
+  call check(index(devmesh_last_error(), '2 sizes but 1 names') > 0, 'local message')
+  call devmesh_unflatten(mesh, 'dp', [0, nd], ['a', 'b'], bad, ierr)
+  call check(ierr == DEVMESH_ERR_INVALID_ARGUMENT, 'unflatten size 0')
+  call devmesh_create(MPI_COMM_WORLD, [nranks + 1], ['z'], bad, ierr)
+  call check(ierr == DEVMESH_ERR_SHAPE_MISMATCH, 'create shape mismatch')
+  call check(.not. devmesh_associated(bad), 'create output untouched')
+  call devmesh_create(MPI_COMM_WORLD, [nranks], ['a', 'b'], bad, ierr)
+  call check(ierr == DEVMESH_ERR_INVALID_ARGUMENT, 'create names/shape count')
+  if (nranks > 1) then
+    call devmesh_create(MPI_COMM_WORLD, [nranks], [merge('p', 'q', me == 0)], bad, ierr)
+    call check(ierr == DEVMESH_ERR_INCONSISTENT, 'inconsistent on every rank')
+  end if
+  if (nt > 1) then
+    deallocate(expect)
+    allocate(expect(1))
+    expect = -3
+    call devmesh_group_ranks(mesh, 'tp', expect, ierr)
+    call check(ierr == DEVMESH_ERR_INVALID_ARGUMENT .and. expect(1) == -3, 'ranks array too small')
+  end if
+  call check(devmesh_status_string(DEVMESH_ERR_OVERLAP) == 'overlapping dims', 'status string')
+
+  ! A rank list: every rank but the last, reversed; the last is no member.
+  k = max(nranks - 1, 1)
+  allocate(ranks(k))
+  ranks = [(k - 1 - i, i = 0, k - 1)]
+  call devmesh_create_from_ranks(MPI_COMM_WORLD, [0], ranks, ['x'], listed, ierr)
+  call check(ierr == DEVMESH_SUCCESS, 'create_from_ranks')
+  if (me < k) then
+    call check_dim(listed, 'x', ranks)
+  else
+    call check(.not. devmesh_associated(listed), 'non-member gets the null handle')
+  end if
+
+  call devmesh_destroy(listed, ierr)
+  call devmesh_destroy(mesh, ierr)   ! the root first: views stay valid
+  call check(.not. devmesh_associated(mesh), 'destroy nulls the handle')
+  call devmesh_comm(flat, 'dp_tp', comm, ierr)
+  call MPI_Allreduce(1, n, 1, MPI_INTEGER, MPI_SUM, comm)
+  call check(n == nranks, 'a view outlives the root handle')
+  call devmesh_destroy(flat)
+  call devmesh_destroy(sub)
+  call devmesh_destroy(unflat)
+  call devmesh_destroy(bad)           ! null handle: fine
+
+  call MPI_Allreduce(failures, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
+  if (me == 0) write(*, '(a, i0, a, i0, a)') 'test_f08 on ', nranks, ' ranks: ', total, ' failures'
+  call MPI_Finalize()
+  if (total /= 0) error stop 1
+
+contains
+
+  subroutine check(ok, what)
+    logical, intent(in) :: ok
+    character(len=*), intent(in) :: what
+    if (.not. ok) then
+      failures = failures + 1
+      write(*, '(a, i0, a, a, a, a)') 'rank ', me, ': FAILED ', what, ' / last error: ', devmesh_last_error()
+    end if
+  end subroutine check
+
+  ! The group devmesh reports, and the members of its communicator found
+  ! by an allgather, must both be `want`.
+  subroutine check_dim(m, dim, want)
+    type(devmesh_t), intent(in) :: m
+    character(len=*), intent(in) :: dim
+    integer, intent(in) :: want(:)
+    type(MPI_Comm) :: c
+    integer :: g(size(want)), a(size(want)), e, r
+    call devmesh_group_ranks(m, dim, g, e)
+    call check(e == DEVMESH_SUCCESS .and. all(g == want), 'group of ' // dim)
+    call devmesh_comm(m, dim, c, e)
+    call check(e == DEVMESH_SUCCESS, 'comm of ' // dim)
+    call MPI_Allgather(me, 1, MPI_INTEGER, a, 1, MPI_INTEGER, c)
+    call check(all(a == want), 'allgather over ' // dim)
+    call MPI_Comm_rank(c, r)
+    call devmesh_local_rank(m, dim, e)
+    call check(r == e, 'comm rank is the local rank along ' // dim)
+  end subroutine check_dim
+end program test_f08

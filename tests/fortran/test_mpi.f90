@@ -1,0 +1,69 @@
+! The Fortran module with `use mpi` (integer communicator handles) under
+! mpiexec: the same generic calls take integers. Exits non-zero on failure.
+program test_mpi
+  use mpi
+  use devmesh
+  implicit none
+  type(devmesh_t) :: mesh, flat, bad
+  integer :: nranks, me, failures, total, ierr, e, n, nt, k, comm, cart, r
+  integer :: coord(2), cc(2)
+  integer, allocatable :: g(:), a(:)
+
+  call MPI_Init(e)
+  call MPI_Comm_size(MPI_COMM_WORLD, nranks, e)
+  call MPI_Comm_rank(MPI_COMM_WORLD, me, e)
+  failures = 0
+
+  call devmesh_create(MPI_COMM_WORLD, [0, 0], ['a', 'b'], mesh, ierr)
+  call check(ierr == DEVMESH_SUCCESS, 'create')
+  call devmesh_size(mesh, 'b', nt, ierr)
+  call devmesh_coordinate(mesh, coord, ierr)
+  allocate(g(nt), a(nt))
+  call devmesh_group_ranks(mesh, 'b', g, ierr)
+  call check(all(g == [(coord(1) * nt + k, k = 0, nt - 1)]), 'group of b')
+  call devmesh_comm(mesh, 'b', comm, ierr)
+  call check(ierr == DEVMESH_SUCCESS, 'comm (integer handle)')
+  call MPI_Allgather(me, 1, MPI_INTEGER, a, 1, MPI_INTEGER, comm, e)
+  call check(all(a == g), 'allgather over b')
+
+  call devmesh_cart_comm(mesh, cart, ierr)
+  call check(ierr == DEVMESH_SUCCESS, 'cart_comm (integer handle)')
+  call MPI_Comm_rank(cart, r, e)
+  call MPI_Cart_coords(cart, r, 2, cc, e)
+  call check(all(cc == coord), 'Cartesian coordinates')
+
+  call devmesh_flatten(mesh, 'ab', flat, ierr)
+  call devmesh_comm(flat, 'ab', comm, ierr)
+  call MPI_Allreduce(1, n, 1, MPI_INTEGER, MPI_SUM, comm, e)
+  call check(n == nranks, 'flattened communicator holds everyone')
+
+  ! An error: flatten into the name of a root dim.
+  call devmesh_flatten(mesh, 'a', bad, ierr)
+  call check(ierr == DEVMESH_ERR_DUPLICATE_NAME, 'flatten into a root dim name')
+  call check(.not. devmesh_associated(bad), 'output untouched')
+  call check(index(devmesh_last_error(), 'devmesh_flatten') > 0, 'message names the call')
+  comm = -99
+  call devmesh_comm(mesh, 'zz', comm, ierr)
+  call check(ierr == DEVMESH_ERR_UNKNOWN_DIM .and. comm == -99, 'comm of an unknown dim')
+
+  call devmesh_create_comms(mesh, DEVMESH_COMM_PATH_SPLIT, ierr)
+  call check(ierr == DEVMESH_SUCCESS, 'create_comms')
+  call devmesh_destroy(flat, ierr)
+  call devmesh_destroy(mesh, ierr)
+
+  call MPI_Allreduce(failures, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, e)
+  if (me == 0) write(*, '(a, i0, a, i0, a)') 'test_mpi on ', nranks, ' ranks: ', total, ' failures'
+  call MPI_Finalize(e)
+  if (total /= 0) error stop 1
+
+contains
+
+  subroutine check(ok, what)
+    logical, intent(in) :: ok
+    character(len=*), intent(in) :: what
+    if (.not. ok) then
+      failures = failures + 1
+      write(*, '(a, i0, a, a, a, a)') 'rank ', me, ': FAILED ', what, ' / last error: ', devmesh_last_error()
+    end if
+  end subroutine check
+end program test_mpi

@@ -1,0 +1,151 @@
+// Mesh creation as a sequence of collective calls: every rank makes the
+// same calls on the parent whatever its arguments (so disagreeing ranks get
+// an error, never a hang), the duplicate made while the arguments are
+// checked is kept or freed exactly once, and each creation path makes the
+// communicators it documents.
+#define BOOST_TEST_MODULE creation
+#include "mpi_test.hpp"
+
+#include <functional>
+#include <numeric>
+
+#include "comm_counter.hpp"
+#include "devmesh/mesh.hpp"
+
+using namespace devmesh;
+
+namespace {
+
+int world_size() {
+  int n = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  return n;
+}
+int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+Status status_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.status();
+  }
+  return Status::success;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(root_communicator_is_the_only_one_left) {
+  const long live = comm_counter::live();
+  {
+    Mesh m = Mesh::create(MPI_COMM_WORLD, {world_size()}, {"x"});
+    BOOST_TEST(comm_counter::live() == live + 1);
+    BOOST_TEST(m.comm_count() == 1);
+    // The root communicator holds the parent's ranks in order.
+    MPI_Comm c = m.comm("x");
+    int result = MPI_UNEQUAL;
+    MPI_Comm_compare(c, MPI_COMM_WORLD, &result);
+    BOOST_TEST((result == MPI_CONGRUENT));
+  }
+  BOOST_TEST(comm_counter::live() == live);
+}
+
+BOOST_AUTO_TEST_CASE(rank_list_keeps_no_duplicate) {
+  const int n = world_size();
+  const int w = n > 1 ? n - 1 : 1;
+  std::vector<int> ranks(static_cast<std::size_t>(w));
+  std::iota(ranks.begin(), ranks.end(), n - w);  // every rank but rank 0 (if n > 1)
+  const long live = comm_counter::live();
+  {
+    Mesh m = Mesh::create(MPI_COMM_WORLD, {w}, {"x"}, ranks);
+    const bool member = world_rank() >= n - w;
+    BOOST_TEST(m.is_member() == member);
+    BOOST_TEST(comm_counter::live() == live + (member ? 1 : 0));
+    if (member) {
+      int size = 0;
+      MPI_Comm_size(m.comm("x"), &size);
+      BOOST_TEST(size == w);
+    }
+  }
+  BOOST_TEST(comm_counter::live() == live);
+}
+
+// Some ranks pass a rank list and others do not: different code paths
+// inside, the same collective calls, an error everywhere.
+BOOST_AUTO_TEST_CASE(rank_list_on_some_ranks_only) {
+  const int n = world_size();
+  if (n < 2) return;
+  const long live = comm_counter::live();
+  std::vector<int> all(static_cast<std::size_t>(n));
+  std::iota(all.begin(), all.end(), 0);
+  const Status s = status_of([&] {
+    if (world_rank() % 2 == 0)
+      Mesh::create(MPI_COMM_WORLD, {n}, {"x"}, all);
+    else
+      Mesh::create(MPI_COMM_WORLD, {n}, {"x"});
+  });
+  BOOST_TEST(static_cast<int>(s) == static_cast<int>(Status::inconsistent));
+  BOOST_TEST(comm_counter::live() == live);
+}
+
+// A rank with an invalid argument (validation fails locally) and ranks with
+// valid ones: all get an error, none is left with a communicator.
+BOOST_AUTO_TEST_CASE(local_failure_on_one_rank) {
+  const int n = world_size();
+  const long live = comm_counter::live();
+  const Status s = status_of([&] {
+    Mesh::create(MPI_COMM_WORLD, {world_rank() == n - 1 ? -1 : n}, {"x"});
+  });
+  if (n > 1)
+    BOOST_TEST(static_cast<int>(s) == static_cast<int>(Status::inconsistent));
+  else
+    BOOST_TEST(static_cast<int>(s) == static_cast<int>(Status::invalid_argument));
+  BOOST_TEST(comm_counter::live() == live);
+}
+
+// Meshes created back to back and alive together stay independent (the
+// overlapped duplicate and check of one creation never pair with another's).
+BOOST_AUTO_TEST_CASE(many_meshes_back_to_back) {
+  const int n = world_size();
+  const long live = comm_counter::live();
+  {
+    std::vector<Mesh> meshes;
+    for (int i = 0; i < 20; ++i) {
+      meshes.push_back(Mesh::create(MPI_COMM_WORLD, {0, 0}, {"a", "b"}));
+      if (i % 3 == 0) meshes.back().create_comms();
+    }
+    for (Mesh& m : meshes) {
+      int sum = 0, one = 1;
+      MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, m.comm("b"));
+      BOOST_TEST(sum == m.size("b"));
+    }
+  }
+  BOOST_TEST(comm_counter::live() == live);
+  (void)n;
+}
+
+// Communicators each path makes for a 3-D mesh (all dims of size > 1 where
+// the world allows): the root's, one per dim, and for cart_sub the
+// Cartesian communicator too.
+BOOST_AUTO_TEST_CASE(communicators_per_path) {
+  const int n = world_size();
+  for (CommPath path : {CommPath::automatic, CommPath::create_group, CommPath::split, CommPath::cart_sub}) {
+    const long before = comm_counter::live();
+    {
+      Mesh m = Mesh::create(MPI_COMM_WORLD, {0, 0, 0}, {"a", "b", "c"});
+      m.create_comms(path);
+      const std::vector<int> s = m.shape();
+      int distinct = 0;
+      for (int v : s) distinct += v > 1;
+      distinct += distinct < 3 ? 1 : 0;  // all size-1 dims share the trivial layout
+      const int expect = 1 + distinct + (path == CommPath::cart_sub ? 1 : 0);
+      BOOST_TEST(m.comm_count() == expect);
+      BOOST_TEST(comm_counter::live() - before == expect);
+    }
+    BOOST_TEST(comm_counter::live() == before);
+  }
+  (void)n;
+}

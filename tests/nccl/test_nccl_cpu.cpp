@@ -1,0 +1,124 @@
+// The NCCL backend where no GPU is usable (CI): selection per mesh and per
+// dim, the unsupported path, device selection as a pure function, and no
+// GPU call at all for MPI-only meshes.
+#define BOOST_TEST_MODULE nccl_cpu
+#include "mpi_test.hpp"
+
+#include <string>
+
+#include "devmesh/mesh.hpp"
+#include "nccl/nccl_backend.hpp"
+#ifdef DEVMESH_TEST_GPU_COUNTER
+#include "gpu_call_counter.hpp"
+#endif
+
+using namespace devmesh;
+
+namespace {
+
+Status status_of(const std::function<void()>& f, std::string* message = nullptr) {
+  try {
+    f();
+  } catch (const Error& e) {
+    if (message) *message = e.what();
+    return e.status();
+  }
+  return Status::success;
+}
+
+bool gpu_usable() {
+  try {
+    make_backend("nccl");
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(device_selection_is_a_pure_function) {
+  using detail::select_device;
+  BOOST_TEST(select_device(-1, -1, 0, 4) == 0);
+  BOOST_TEST(select_device(-1, -1, 5, 4) == 1);   // node-local rank modulo devices
+  BOOST_TEST(select_device(-1, -1, 7, 8) == 7);
+  BOOST_TEST(select_device(-1, 2, 5, 4) == 2);    // the caller's own choice wins
+  BOOST_TEST(select_device(3, 2, 5, 4) == 3);     // an explicit request wins
+  BOOST_TEST(status_of([] { select_device(4, -1, 0, 4); }) == Status::invalid_argument);
+  BOOST_TEST(status_of([] { select_device(-5, -1, 0, 4); }) == Status::invalid_argument);
+  std::string msg;
+  BOOST_TEST(status_of([] { select_device(-1, -1, 0, 0); }, &msg) == Status::unsupported);
+  BOOST_TEST(msg.find("CUDA device") != std::string::npos);
+  // Every local rank of a host with 8 GPUs gets a different one.
+  for (int r = 0; r < 8; ++r) BOOST_TEST(select_device(-1, -1, r, 8) == r);
+}
+
+BOOST_AUTO_TEST_CASE(unknown_backend_names_are_invalid) {
+  MeshOptions o;
+  o.backend = "gloo";
+  std::string msg;
+  BOOST_TEST(status_of([&] { Mesh::create(MPI_COMM_WORLD, {0}, {"x"}, o); }, &msg) == Status::invalid_argument);
+  BOOST_TEST(msg.find("gloo") != std::string::npos);
+  MeshOptions p;
+  p.dim_backends = {{"x", ""}};
+  BOOST_TEST(status_of([&] { Mesh::create(MPI_COMM_WORLD, {0}, {"x"}, p); }) == Status::invalid_argument);
+}
+
+BOOST_AUTO_TEST_CASE(nccl_mesh_is_unsupported_without_gpu) {
+  if (gpu_usable()) return;  // covered by tests/gpu on a GPU machine
+  MeshOptions o;
+  o.backend = "nccl";
+  std::string msg;
+  BOOST_TEST(status_of([&] { Mesh::create(MPI_COMM_WORLD, {0, 1}, {"dp", "tp"}, o); }, &msg) ==
+             Status::unsupported);
+#ifdef DEVMESH_HAVE_NCCL
+  BOOST_TEST(msg.find("no CUDA device") != std::string::npos, msg);
+#else
+  BOOST_TEST(msg.find("built without NCCL") != std::string::npos, msg);
+#endif
+}
+
+BOOST_AUTO_TEST_CASE(per_dim_override_keeps_mpi_dims_working) {
+  MeshOptions o;
+  o.dim_backends = {{"tp", "nccl"}};
+  Mesh m = Mesh::create(MPI_COMM_WORLD, {0, 1}, {"dp", "tp"}, o);
+  Communicator& dp = m.communicator("dp");
+  BOOST_TEST(dp.backend() == "mpi");
+  int one = 1, sum = 0;
+  dp.allreduce(&one, &sum, 1, DataType::int32, ReduceOp::sum);
+  BOOST_TEST(sum == m.size("dp"));
+  if (!gpu_usable()) {
+    std::string msg;
+    BOOST_TEST(status_of([&] { m.communicator("tp"); }, &msg) == Status::unsupported);
+    BOOST_TEST(msg.find("nccl") != std::string::npos, msg);
+    // The dim's MPI communicator is there all the same.
+    int size = 0;
+    MPI_Comm_size(m.comm("tp"), &size);
+    BOOST_TEST(size == 1);
+  }
+  // A view naming the dim differently picks the default backend.
+  Mesh flat = m["tp"].flatten("t2");
+  BOOST_TEST(flat.communicator().backend() == "mpi");
+}
+
+#ifdef DEVMESH_TEST_GPU_COUNTER
+BOOST_AUTO_TEST_CASE(mpi_only_meshes_make_no_gpu_call) {
+  const long before = gpu_call_counter::count();
+  {
+    Mesh m = Mesh::create(MPI_COMM_WORLD, {0, 0}, {"a", "b"});
+    m.create_comms();
+    for (const std::string d : {"a", "b"}) {
+      Communicator& c = m.communicator(d);
+      double x = 1, y = 0;
+      c.allreduce(&x, &y, 1, DataType::float64, ReduceOp::sum);
+    }
+    m.flatten().communicator().barrier();
+  }
+  BOOST_TEST(gpu_call_counter::count() == before);
+  // The counter does see the NCCL backend probing for a device.
+  MeshOptions o;
+  o.backend = "nccl";
+  status_of([&] { Mesh::create(MPI_COMM_WORLD, {0}, {"x"}, o); });
+  BOOST_TEST(gpu_call_counter::count() > before);
+}
+#endif

@@ -1,0 +1,158 @@
+// devmesh-plan: the device-mesh model on the command line, without MPI.
+//
+//   devmesh-plan --shape 2,2,2 --names dp,cp,tp --slice tp,dp --json
+//
+// Builds the root view, applies --slice/--flatten/--unflatten/--root in
+// command-line order, then prints the final view (text or --json), or one
+// parent rank's coordinate and groups (--rank R). Exit status 0 on success;
+// 2 on any error, with a one-line message on stderr and, with --json,
+// {"error": "<status name>", "message": "..."} on stdout.
+
+#include <charconv>
+#include <iostream>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "plan.hpp"
+
+namespace {
+
+using devmesh::Error;
+using devmesh::index_t;
+using devmesh::Status;
+using devmesh::View;
+
+// The one list parser: splits `text` at `sep`, keeping empty items (the
+// model judges names; parse_index rejects empty numbers).
+std::vector<std::string> split(std::string_view text, char sep) {
+  std::vector<std::string> out;
+  for (std::size_t start = 0;;) {
+    const std::size_t end = text.find(sep, start);
+    out.emplace_back(text.substr(start, end - start));
+    if (end == std::string_view::npos) return out;
+    start = end + 1;
+  }
+}
+
+index_t parse_index(std::string_view item, std::string_view what) {
+  index_t value = 0;
+  const char* end = item.data() + item.size();
+  auto [stop, ec] = std::from_chars(item.data(), end, value);
+  if (item.empty() || ec != std::errc{} || stop != end)
+    throw Error(Status::invalid_argument,
+                std::string(what) + ": '" + std::string(item) + "' is not a 64-bit integer");
+  return value;
+}
+
+std::vector<index_t> parse_indices(std::string_view text, std::string_view what) {
+  std::vector<index_t> out;
+  for (const std::string& item : split(text, ',')) out.push_back(parse_index(item, what));
+  return out;
+}
+
+// --unflatten DIM:SIZES:NAMES, e.g. dp:2,2:dp_shard,dp_rep
+View unflatten(const View& view, std::string_view arg) {
+  const std::vector<std::string> fields = split(arg, ':');
+  if (fields.size() != 3)
+    throw Error(Status::invalid_argument,
+                "--unflatten '" + std::string(arg) + "' is not DIM:SIZES:NAMES");
+  return view.unflatten(fields[0], parse_indices(fields[1], "--unflatten sizes"),
+                        split(fields[2], ','));
+}
+
+int fail(bool json, Status status, std::string message) {
+  for (char& c : message)
+    if (c == '\n' || c == '\r') c = ' ';
+  std::cerr << "devmesh-plan: " << message << '\n';
+  if (json)
+    std::cout << nlohmann::ordered_json{{"error", devmesh::status_name(status)}, {"message", message}}
+              << '\n';
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Known before parsing, so that even a syntax error answers in JSON.
+  bool json = false;
+  for (int i = 1; i < argc; ++i) json = json || std::string_view(argv[i]) == "--json";
+
+  CLI::App app{"Plan a device mesh: print its rank groups without MPI."};
+  std::string shape, names, ranks, world, rank;
+  std::vector<std::string> slices, flattens, unflattens;
+  int roots = 0;
+  app.add_option("--shape", shape, "dim sizes, e.g. 2,2,2 (0 = choose, needs --world or --ranks)")
+      ->required();
+  app.add_option("--names", names, "dim names, e.g. dp,cp,tp")->required();
+  app.add_option("--ranks", ranks, "parent rank of each root index (default: identity)");
+  app.add_option("--world", world, "parent size (default: the mesh size, or max rank + 1)");
+  CLI::Option* slice_opt = app.add_option("--slice", slices, "slice dims a,b (any order)")
+                               ->allow_extra_args(false);
+  CLI::Option* flatten_opt =
+      app.add_option("--flatten", flattens, "flatten into NAME ('-': dim names joined by _)")
+          ->allow_extra_args(false);
+  CLI::Option* unflatten_opt =
+      app.add_option("--unflatten", unflattens, "DIM:SIZES:NAMES, e.g. dp:2,2:dp_shard,dp_rep")
+          ->allow_extra_args(false);
+  CLI::Option* root_opt = app.add_flag("--root", roots, "back to the root view");
+  app.add_option("--rank", rank, "show only this parent rank's coordinate and groups");
+  app.add_flag("--json", json, "print JSON");
+  app.footer("--slice, --flatten, --unflatten and --root apply in command-line order.");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return fail(json, Status::invalid_argument, e.what());
+  }
+
+  try {
+    devmesh::RootSpec spec;
+    spec.shape = parse_indices(shape, "--shape");
+    spec.names = split(names, ',');
+    if (!ranks.empty()) spec.ranks = parse_indices(ranks, "--ranks");
+    if (!world.empty()) spec.world = parse_index(world, "--world");
+    View view = View::create(std::move(spec));
+
+    std::map<const CLI::Option*, std::size_t> used;  // occurrences consumed per option
+    for (const CLI::Option* opt : app.parse_order()) {
+      const std::size_t n = used[opt]++;
+      if (opt == slice_opt) {
+        view = view.slice(split(slices[n], ','));
+      } else if (opt == flatten_opt) {
+        view = flattens[n] == "-" ? view.flatten() : view.flatten(flattens[n]);
+      } else if (opt == unflatten_opt) {
+        view = unflatten(view, unflattens[n]);
+      } else if (opt == root_opt) {
+        view = view.root();
+      }
+    }
+
+    std::optional<devmesh::plan::Member> member;
+    if (!rank.empty()) {
+      const index_t r = parse_index(rank, "--rank");
+      const std::optional<index_t> x = view.root_index(r);
+      if (!x)
+        throw Error(Status::invalid_argument,
+                    "rank " + std::to_string(r) + " is not a member of the mesh");
+      member = devmesh::plan::Member{r, *x};
+    }
+
+    if (json) {
+      std::cout << devmesh::plan::to_json(view, member) << '\n';
+    } else {
+      devmesh::plan::print_text(std::cout, view, member);
+    }
+    return 0;
+  } catch (const Error& e) {
+    return fail(json, e.status(), e.what());
+  } catch (const std::exception& e) {
+    // Out of memory and the like: still a plain error, never a crash.
+    return fail(json, Status::invalid_argument, e.what());
+  }
+}
