@@ -28,9 +28,11 @@ namespace {
 using devmesh::DataType;
 using devmesh::ReduceOp;
 
-struct Buffers {
-  std::vector<double> send, recv;
-};
+enum class Op { allreduce, allgather, reduce_scatter };
+constexpr struct {
+  Op op;
+  const char* name;
+} ops[] = {{Op::allreduce, "allreduce"}, {Op::allgather, "allgather"}, {Op::reduce_scatter, "reduce_scatter"}};
 
 }  // namespace
 
@@ -63,18 +65,26 @@ int main(int argc, char** argv) {
     MPI_Comm raw = all.comm();
     for (std::size_t bytes : sizes) {
       const std::size_t n = bytes / sizeof(double);
-      Buffers b{std::vector<double>(n * p, 1.0), std::vector<double>(n * p, 0.0)};
-      for (const std::string op : {"allreduce", "allgather", "reduce_scatter"}) {
-        auto through_devmesh = [&] {
-          if (op == "allreduce") dm.allreduce(b.send.data(), b.recv.data(), n, DataType::float64, ReduceOp::sum);
-          else if (op == "allgather") dm.allgather(b.send.data(), b.recv.data(), n, DataType::float64);
-          else dm.reduce_scatter(b.send.data(), b.recv.data(), n, DataType::float64, ReduceOp::sum);
+      std::vector<double> send(n * p, 1.0), recv(n * p, 0.0);
+      for (const auto& [op, op_name] : ops) {
+        auto through_devmesh = [&, op = op] {
+          switch (op) {
+            case Op::allreduce: dm.allreduce(send.data(), recv.data(), n, DataType::float64, ReduceOp::sum); break;
+            case Op::allgather: dm.allgather(send.data(), recv.data(), n, DataType::float64); break;
+            case Op::reduce_scatter:
+              dm.reduce_scatter(send.data(), recv.data(), n, DataType::float64, ReduceOp::sum);
+              break;
+          }
         };
-        auto through_mpi = [&] {
+        auto through_mpi = [&, op = op] {
           const int c = static_cast<int>(n);
-          if (op == "allreduce") MPI_Allreduce(b.send.data(), b.recv.data(), c, MPI_DOUBLE, MPI_SUM, raw);
-          else if (op == "allgather") MPI_Allgather(b.send.data(), c, MPI_DOUBLE, b.recv.data(), c, MPI_DOUBLE, raw);
-          else MPI_Reduce_scatter_block(b.send.data(), b.recv.data(), c, MPI_DOUBLE, MPI_SUM, raw);
+          switch (op) {
+            case Op::allreduce: MPI_Allreduce(send.data(), recv.data(), c, MPI_DOUBLE, MPI_SUM, raw); break;
+            case Op::allgather: MPI_Allgather(send.data(), c, MPI_DOUBLE, recv.data(), c, MPI_DOUBLE, raw); break;
+            case Op::reduce_scatter:
+              MPI_Reduce_scatter_block(send.data(), recv.data(), c, MPI_DOUBLE, MPI_SUM, raw);
+              break;
+          }
         };
         std::vector<double> t_dm, t_mpi;
         int iters = 1;
@@ -97,7 +107,7 @@ int main(int argc, char** argv) {
             t_dm.push_back(timed(through_devmesh));
           }
         }
-        const std::string head = "collective\top=" + op + "\tbytes=" + std::to_string(bytes) +
+        const std::string head = "collective\top=" + std::string(op_name) + "\tbytes=" + std::to_string(bytes) +
                                  "\tranks=" + std::to_string(p) + "\titers=" + std::to_string(iters);
         bench::print_row(head + "\tmethod=devmesh", t_dm);
         bench::print_row(head + "\tmethod=mpi", t_mpi);

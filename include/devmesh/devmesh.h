@@ -21,6 +21,9 @@
  *   - Root indices are row-major over the root shape (last dim fastest).
  *   - Handles are not synchronised: one handle must not be used by two
  *     threads at once, but distinct handles (even of one root) may be.
+ *   - Destroy handles before MPI_Finalize. A handle still alive then loses
+ *     its communicators (MPI_Finalize releases them) and may only be
+ *     destroyed.
  *
  * Collectiveness, the thing to know to avoid a deadlock:
  *   devmesh_create*            collective over the parent communicator
@@ -35,6 +38,7 @@
 #define DEVMESH_DEVMESH_H
 
 #include <mpi.h>
+#include <stddef.h>
 
 #if defined(__GNUC__) || defined(__clang__)
 #define DEVMESH_C_API __attribute__((visibility("default")))
@@ -125,6 +129,95 @@ DEVMESH_C_API int devmesh_create_from_ranks_f(MPI_Fint parent, int ndim, const i
 DEVMESH_C_API int devmesh_create_from_rank_list_f(MPI_Fint parent, int ndim, const int shape[],
                                                   int nranks, const int ranks[],
                                                   const char *const names[], devmesh_t *mesh);
+
+/* ---- options: backends per mesh and per dim ------------------------------ */
+
+#define DEVMESH_VERSION_CODE \
+  (DEVMESH_VERSION_MAJOR * 10000 + DEVMESH_VERSION_MINOR * 100 + DEVMESH_VERSION_PATCH)
+#define DEVMESH_CONFIG_MAGIC 0x64766d63u
+
+/* How the NCCL backend creates a group's communicator (devmesh::NcclInit). */
+enum devmesh_nccl_init {
+  DEVMESH_NCCL_INIT_UNIQUE_ID = 0, /* unique id over the dim's MPI group (default) */
+  DEVMESH_NCCL_INIT_SPLIT = 1      /* ncclCommSplit of a root NCCL communicator
+                                      (devmesh_create_comms only) */
+};
+
+/* Mesh options. Initialise with DEVMESH_CONFIG_INITIALIZER, then set fields:
+ *   devmesh_config_t cfg = DEVMESH_CONFIG_INITIALIZER;
+ *   cfg.backend = "nccl";  cfg.dim_backends = "dp=mpi";
+ * Extensible without breaking the ABI (as ncclConfig_t): new fields are
+ * only ever added at the end, and the library reads the first `size` bytes
+ * only, so a caller compiled against an older header gets defaults for the
+ * fields it does not know. Every rank must pass the same values. */
+typedef struct devmesh_config_s {
+  size_t size;          /* sizeof(devmesh_config_t) in the caller's header */
+  unsigned int magic;   /* DEVMESH_CONFIG_MAGIC */
+  unsigned int version; /* DEVMESH_VERSION_CODE of the caller's header */
+  const char *backend;  /* backend of every dim: "mpi" (NULL means "mpi") or "nccl" */
+  /* Per-dim overrides, by the name of the dim in the view that asks:
+   * "dim=backend[,dim=backend...]", e.g. "tp=nccl"; NULL: none. */
+  const char *dim_backends;
+  int device;              /* CUDA device; -1: the caller's current one, else
+                              the node-local rank modulo the visible devices */
+  int nccl_init;           /* a devmesh_nccl_init */
+  int nccl_split_share;    /* ncclConfig_t.splitShare for DEVMESH_NCCL_INIT_SPLIT */
+  int nccl_scalable_from;  /* group size from which ncclCommInitRankScalable is used */
+  double init_timeout_seconds; /* deadline of one communicator creation */
+} devmesh_config_t;
+
+#define DEVMESH_CONFIG_INITIALIZER                                                  \
+  {                                                                                 \
+    sizeof(devmesh_config_t), DEVMESH_CONFIG_MAGIC, DEVMESH_VERSION_CODE, NULL, NULL, \
+        -1, DEVMESH_NCCL_INIT_UNIQUE_ID, 0, 1024, 120.0                             \
+  }
+
+/* devmesh_create with options (config NULL: the defaults).
+ * Collective over parent.
+ * Errors: as devmesh_create; config not made from DEVMESH_CONFIG_INITIALIZER
+ * (wrong magic or size), an unknown backend name, a malformed dim_backends
+ * string, a bad nccl_init, nccl_scalable_from < 1 or a timeout <= 0 ->
+ * INVALID_ARGUMENT; a default backend this build or machine cannot run ->
+ * UNSUPPORTED, with devmesh_last_error() saying which ("built without NCCL"
+ * or "no CUDA device"). A per-dim override that cannot run fails with
+ * UNSUPPORTED only when that dim's backend communicator is asked for
+ * (devmesh_nccl_comm); the mesh's other dims keep working. */
+DEVMESH_C_API int devmesh_create_ex(MPI_Comm parent, int ndim, const int shape[],
+                                    const char *const names[], const devmesh_config_t *config,
+                                    devmesh_t *mesh);
+
+/* devmesh_create_from_rank_list with options. Collective over parent. */
+DEVMESH_C_API int devmesh_create_from_rank_list_ex(MPI_Comm parent, int ndim, const int shape[],
+                                                   int nranks, const int ranks[],
+                                                   const char *const names[],
+                                                   const devmesh_config_t *config,
+                                                   devmesh_t *mesh);
+
+/* ---- hosts (see docs/TOPOLOGY.md) ------------------------------------------- */
+
+/* The 2-D (host, local) mesh of parent: hosts from
+ * MPI_Comm_split_type(MPI_COMM_TYPE_SHARED), or from the environment
+ * variable DEVMESH_HOST_ID when every rank sets it; hosts ordered by their
+ * lowest parent rank, ranks within a host by parent rank. host_dim and
+ * local_dim name the dims (NULL: "host" and "local").
+ * Collective over parent.
+ * Errors: hosts with different numbers of ranks -> SHAPE_MISMATCH (the
+ * message lists the counts); DEVMESH_HOST_ID set on some ranks only ->
+ * INCONSISTENT; equal or empty dim names -> DUPLICATE_NAME/INVALID_ARGUMENT. */
+DEVMESH_C_API int devmesh_create_hosts(MPI_Comm parent, const char *host_dim,
+                                       const char *local_dim, devmesh_t *mesh);
+
+/* devmesh_create with the rank order built from the hosts, so that the
+ * innermost dims stay within hosts whatever the launcher's placement
+ * (block or cyclic). Collective over parent. Errors: as devmesh_create and
+ * devmesh_create_hosts. */
+DEVMESH_C_API int devmesh_create_host_aware(MPI_Comm parent, int ndim, const int shape[],
+                                            const char *const names[], devmesh_t *mesh);
+
+/* *within = 1 when every group of dim stays within one host, else 0. Needs
+ * a mesh made by devmesh_create_hosts or devmesh_create_host_aware (else
+ * INVALID_ARGUMENT). Not collective. */
+DEVMESH_C_API int devmesh_dim_within_hosts(devmesh_t m, const char *dim, int *within);
 
 /* Releases a handle and sets *mesh = NULL. mesh == NULL and *mesh == NULL
  * are accepted (no-op, DEVMESH_SUCCESS). Communicators obtained from the

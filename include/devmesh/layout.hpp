@@ -93,8 +93,10 @@ DEVMESH_API Layout composition(const Layout& a, const Layout& b);
 DEVMESH_API std::vector<Layout> split(const Layout& dim, std::span<const index_t> sizes);
 
 // True when no two layouts (nor two modes of one layout) cover the same root
-// digits. Size-1 modes cover nothing.
+// digits: sorted by stride, each mode's stride is a multiple of the reach
+// (size * stride) of the one below it. Size-1 modes cover nothing.
 //   {(2):(4), (2):(1)} -> true      {(4):(2), (2):(4)} -> false
+//   {(3):(1), (2):(4)} -> false     (no numbering has both as digits)
 DEVMESH_API bool disjoint(std::span<const Layout> layouts);
 
 // "(2,2):(4,1)"; a single mode prints as "2:4"; no modes as "1:0".

@@ -42,10 +42,11 @@ namespace devmesh {
 // automatic is create_group at every size, from the data in
 // docs/BENCHMARKS.md ("Creation paths and the default"): measured side by
 // side at 2 to 32 ranks on (2, P/2), (P/4,2,2) and (P/8,2,2,2) meshes,
-// create_group took 0.4x to 0.7x of split and cart_sub's time and made the
+// create_group was the fastest path at every point (about half to three
+// quarters of the time of the faster of split and cart_sub) and made the
 // fewest communicators. On paper it stays ahead at any size: split (and
 // cart_sub, which MPI implements with it) allgathers a table of all P ranks
-// and agrees on a context id over all P for every dim, create_group works
+// and agrees on a context id over all P for every dim; create_group works
 // over the caller's group only (MPICH: O(log g) rounds, O(g) memory).
 enum class CommPath : int {
   automatic = 0,     // create_group (see above)

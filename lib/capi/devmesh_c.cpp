@@ -9,6 +9,7 @@
 #include "devmesh/devmesh.h"
 
 #include <algorithm>
+#include <cstring>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -19,7 +20,14 @@
 #include <vector>
 
 #include "capi/version.h"
+#include "devmesh/hosts.hpp"
 #include "devmesh/mesh.hpp"
+
+// ncclComm_t as nccl.h declares it: devmesh_nccl_comm is defined here
+// without making the library depend on NCCL's headers.
+struct ncclComm;
+typedef struct ncclComm* ncclComm_t;
+extern "C" DEVMESH_C_API int devmesh_nccl_comm(devmesh_t m, const char* dim, ncclComm_t* comm);
 
 // A handle: one view of a root mesh, plus its dim names as stable C strings
 // (devmesh_dim_name hands them out borrowed, for the handle's lifetime).
@@ -138,6 +146,64 @@ bool mpi_usable() noexcept {
          MPI_Finalized(&finalized) == MPI_SUCCESS && !finalized;
 }
 
+// The C config as MeshOptions. A config shorter than ours (an older
+// caller) leaves the fields it lacks at their defaults.
+devmesh::MeshOptions options_of(const devmesh_config_t* cfg) {
+  devmesh::MeshOptions o;
+  if (!cfg) return o;
+  if (cfg->magic != DEVMESH_CONFIG_MAGIC)
+    invalid("the config was not initialised with DEVMESH_CONFIG_INITIALIZER (wrong magic)");
+  constexpr std::size_t known = offsetof(devmesh_config_t, backend) + sizeof(const char*);
+  if (cfg->size < known || cfg->size > (std::size_t{1} << 16))
+    invalid("the config's size field (" + std::to_string(cfg->size) + ") is not a devmesh_config_t size");
+  devmesh_config_t c = DEVMESH_CONFIG_INITIALIZER;
+  std::memcpy(&c, cfg, std::min(cfg->size, sizeof c));
+  if (c.backend) o.backend = c.backend;
+  if (c.dim_backends && *c.dim_backends) {
+    std::string_view rest = c.dim_backends;
+    while (!rest.empty()) {
+      const std::size_t comma = rest.find(',');
+      const std::string_view item = rest.substr(0, comma);
+      const std::size_t eq = item.find('=');
+      if (eq == std::string_view::npos || eq == 0 || eq + 1 == item.size())
+        invalid("dim_backends entry '" + std::string(item) + "' is not of the form dim=backend");
+      o.dim_backends.emplace_back(std::string(item.substr(0, eq)), std::string(item.substr(eq + 1)));
+      if (comma == std::string_view::npos) break;
+      rest.remove_prefix(comma + 1);
+      if (rest.empty()) invalid("dim_backends ends with a comma");
+    }
+  }
+  o.backend_options.device = c.device;
+  if (c.nccl_init != DEVMESH_NCCL_INIT_UNIQUE_ID && c.nccl_init != DEVMESH_NCCL_INIT_SPLIT)
+    invalid("nccl_init " + std::to_string(c.nccl_init) + " is not a devmesh_nccl_init");
+  o.backend_options.nccl_init = static_cast<devmesh::NcclInit>(c.nccl_init);
+  o.backend_options.nccl_split_share = c.nccl_split_share != 0;
+  if (c.nccl_scalable_from < 1) invalid("nccl_scalable_from must be at least 1");
+  o.backend_options.nccl_scalable_from = c.nccl_scalable_from;
+  if (!(c.init_timeout_seconds > 0)) invalid("init_timeout_seconds must be positive");
+  o.backend_options.init_timeout_seconds = c.init_timeout_seconds;
+  return o;
+}
+
+// Runs a collective creation whose arguments the C layer checked first. A
+// problem only the C layer can see (`local`) must still be collective: the
+// rank takes part in the same creation with a placeholder that fails on
+// every rank (fail_together), so that other ranks get INCONSISTENT instead
+// of waiting forever, and ranks that all made the same mistake all get its
+// status.
+template <class Create, class FailTogether>
+Mesh collective(const std::optional<Error>& local, Create&& create, FailTogether&& fail_together) {
+  if (local) {
+    try {
+      fail_together("#c-api:" + std::to_string(static_cast<int>(local->status())));
+    } catch (const Error& e) {
+      if (e.status() == Status::inconsistent) throw;
+    }
+    throw *local;
+  }
+  return create();
+}
+
 // How a create call lists its ranks.
 enum class RankList {
   none,        // devmesh_create: all parent ranks
@@ -151,13 +217,16 @@ enum class RankList {
 // fails there, so that the other ranks get INCONSISTENT instead of waiting
 // forever, and ranks that all made the same mistake all get its status.
 int create(const char* fn, MPI_Comm parent, int ndim, const int shape[], RankList list, int nranks,
-           const int ranks[], const char* const names[], devmesh_t* mesh) {
+           const int ranks[], const char* const names[], devmesh_t* mesh,
+           const devmesh_config_t* config = nullptr) {
   return guard(fn, [&] {
     if (parent == MPI_COMM_NULL) invalid("the parent communicator is MPI_COMM_NULL");
     std::optional<Error> local;
     std::vector<int> shape_v, ranks_v;
     std::vector<std::string> names_v;
+    devmesh::MeshOptions options;
     try {
+      options = options_of(config);
       need(mesh, "the mesh output pointer");
       if (ndim < 1) invalid("ndim is " + std::to_string(ndim) + "; a mesh needs at least one dim");
       need(shape, "shape");
@@ -193,19 +262,16 @@ int create(const char* fn, MPI_Comm parent, int ndim, const int shape[], RankLis
     } catch (const Error& e) {
       local = e;
     }
-    if (local) {
-      try {
-        // Fails on every rank; the name makes ranks with different local
-        // problems disagree, and so report INCONSISTENT.
-        Mesh::create(parent, {}, {"#c-api:" + std::to_string(static_cast<int>(local->status()))});
-      } catch (const Error& e) {
-        if (e.status() == Status::inconsistent) throw;
-      }
-      throw *local;
-    }
-    Mesh m = list == RankList::none
-                 ? Mesh::create(parent, std::move(shape_v), std::move(names_v))
-                 : Mesh::create(parent, std::move(shape_v), std::move(names_v), std::move(ranks_v));
+    Mesh m = collective(
+        local,
+        [&] {
+          return list == RankList::none
+                     ? Mesh::create(parent, std::move(shape_v), std::move(names_v), options)
+                     : Mesh::create(parent, std::move(shape_v), std::move(names_v), std::move(ranks_v), options);
+        },
+        // An empty shape fails on every rank; the name makes ranks with
+        // different local problems disagree, and so report INCONSISTENT.
+        [&](const std::string& tag) { Mesh::create(parent, {}, {tag}); });
     if (!m.is_member()) {
       *mesh = nullptr;
       return;
@@ -249,6 +315,75 @@ int devmesh_create_from_rank_list_f(MPI_Fint parent, int ndim, const int shape[]
                                     const int ranks[], const char* const names[], devmesh_t* mesh) {
   return create("devmesh_create_from_rank_list_f", MPI_Comm_f2c(parent), ndim, shape, RankList::counted, nranks,
                 ranks, names, mesh);
+}
+
+int devmesh_create_ex(MPI_Comm parent, int ndim, const int shape[], const char* const names[],
+                      const devmesh_config_t* config, devmesh_t* mesh) {
+  return create("devmesh_create_ex", parent, ndim, shape, RankList::none, 0, nullptr, names, mesh, config);
+}
+
+int devmesh_create_from_rank_list_ex(MPI_Comm parent, int ndim, const int shape[], int nranks,
+                                     const int ranks[], const char* const names[],
+                                     const devmesh_config_t* config, devmesh_t* mesh) {
+  return create("devmesh_create_from_rank_list_ex", parent, ndim, shape, RankList::counted, nranks, ranks,
+                names, mesh, config);
+}
+
+int devmesh_create_hosts(MPI_Comm parent, const char* host_dim, const char* local_dim, devmesh_t* mesh) {
+  return guard("devmesh_create_hosts", [&] {
+    if (parent == MPI_COMM_NULL) invalid("the parent communicator is MPI_COMM_NULL");
+    std::optional<Error> local;
+    if (!mesh) local = Error(Status::invalid_argument, "the mesh output pointer is NULL");
+    Mesh m = collective(
+        local,
+        [&] { return devmesh::create_host_mesh(parent, host_dim ? host_dim : "host", local_dim ? local_dim : "local"); },
+        // Equal dim names fail on every rank after the same collectives.
+        [&](const std::string& tag) { devmesh::create_host_mesh(parent, tag, tag); });
+    give(make_handle(std::move(m)), mesh);
+  });
+}
+
+int devmesh_create_host_aware(MPI_Comm parent, int ndim, const int shape[], const char* const names[],
+                              devmesh_t* mesh) {
+  return guard("devmesh_create_host_aware", [&] {
+    if (parent == MPI_COMM_NULL) invalid("the parent communicator is MPI_COMM_NULL");
+    std::optional<Error> local;
+    std::vector<int> shape_v;
+    std::vector<std::string> names_v;
+    try {
+      need(mesh, "the mesh output pointer");
+      if (ndim < 1) invalid("ndim is " + std::to_string(ndim) + "; a mesh needs at least one dim");
+      shape_v.assign(need(shape, "shape"), shape + ndim);
+      names_v = strings(ndim, need(names, "names"), "names");
+    } catch (const Error& e) {
+      local = e;
+    }
+    Mesh m = collective(
+        local, [&] { return devmesh::create_host_aware(parent, shape_v, names_v); },
+        [&](const std::string& tag) { devmesh::create_host_aware(parent, {1, 1}, {tag, tag}); });
+    give(make_handle(std::move(m)), mesh);
+  });
+}
+
+int devmesh_dim_within_hosts(devmesh_t m, const char* dim, int* within) {
+  return guard("devmesh_dim_within_hosts", [&] {
+    need(within, "within");
+    const Mesh& mesh = mesh_of(m);
+    const std::string_view d = dim_arg(dim);
+    const bool w = devmesh::dim_within_hosts(mesh, d.empty() ? std::string_view(mesh.names().at(0)) : d);
+    *within = w ? 1 : 0;
+  });
+}
+
+int devmesh_nccl_comm(devmesh_t m, const char* dim, ncclComm_t* comm) {
+  return guard("devmesh_nccl_comm", [&] {
+    need(comm, "the communicator output pointer");
+    devmesh::Communicator& c = mesh_of(m).communicator(dim_arg(dim));
+    if (c.backend() != "nccl")
+      invalid("dim '" + std::string(dim ? dim : "") + "' runs on backend '" + std::string(c.backend()) +
+              "', not 'nccl'");
+    *comm = *static_cast<ncclComm_t*>(c.native_handle());
+  });
 }
 
 int devmesh_destroy(devmesh_t* mesh) {

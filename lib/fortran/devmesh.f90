@@ -540,7 +540,8 @@ contains
     call finish(st, ierr)
   end subroutine devmesh_size
 
-  !> Name of dim number index (1-based, like coord(index)).
+  !> Name of dim number index (1-based, like coord(index)) into a
+  !> character(len=:), allocatable variable.
   subroutine devmesh_dim_name(mesh, index, name, ierr)
     type(devmesh_t), intent(in) :: mesh
     integer, intent(in) :: index

@@ -183,8 +183,11 @@ bool disjoint(std::span<const Layout> layouts) {
       if (m.size > 1) modes.push_back(m);
   std::sort(modes.begin(), modes.end(),
             [](const Mode& a, const Mode& b) { return a.stride < b.stride; });
+  // Each mode must start at a multiple of where the one below it ends, not
+  // merely above it: 3:1 and 2:4 share no index but are no digits of one
+  // numbering, and their groups would not partition the root.
   for (std::size_t i = 1; i < modes.size(); ++i)
-    if (modes[i - 1].size * modes[i - 1].stride > modes[i].stride) return false;
+    if (modes[i].stride % (modes[i - 1].size * modes[i - 1].stride) != 0) return false;
   return true;
 }
 

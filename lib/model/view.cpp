@@ -207,9 +207,10 @@ View View::flatten(std::optional<std::string> name) const {
   check_name(flat.name, "flatten name");
   for (const Dim& d : dims_) flat.layout.modes.insert(flat.layout.modes.end(), d.layout.modes.begin(), d.layout.modes.end());
   // Flattening a 1-D view into its own name is the identity; any other use
-  // of a root dim's name is a clash.
+  // of a root dim's name is a clash. Layouts compare coalesced, as for
+  // registered names (unflattening a size-1 dim drops its size-1 mode).
   if (const Dim* r = find(root_->dims, flat.name)) {
-    if (dims_.size() == 1 && dims_[0].name == flat.name && dims_[0].layout == r->layout)
+    if (dims_.size() == 1 && dims_[0].name == flat.name && coalesce(dims_[0].layout) == coalesce(r->layout))
       return *this;
     fail(Status::duplicate_name, "flatten name " + quoted(flat.name) + " is a dim of the root mesh");
   }

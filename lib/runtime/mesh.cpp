@@ -3,6 +3,7 @@
 #include <set>
 #include <utility>
 
+#include "devmesh/hosts.hpp"
 #include "mesh_state.hpp"
 #include "mpi_check.hpp"
 
@@ -202,17 +203,6 @@ bool uses_gpu_backend(const MeshOptions& options) {
   return false;
 }
 
-// The caller's rank among the members of comm on its host. Collective over comm.
-int host_local_rank(MPI_Comm comm) {
-  MPI_Comm node = MPI_COMM_NULL;
-  DEVMESH_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
-  int r = 0;
-  const int rc = MPI_Comm_rank(node, &r);
-  MPI_Comm_free(&node);
-  detail::check_mpi(rc, "MPI_Comm_rank");
-  return r;
-}
-
 // MPI_Comm_idup(parent, dup) overlapped with an MPI_Iallreduce (MPI_MAX)
 // of n uint64 from mine into all; waits for both. On failure *dup is freed
 // and the first error code returned. Collective over parent.
@@ -330,7 +320,9 @@ Mesh create_root(MPI_Comm parent, std::vector<int> shape, std::vector<std::strin
   }
   state->parent_rank = me;
   state->add_backend(std::move(backend));
-  if (uses_gpu_backend(options)) state->host_local_rank = host_local_rank(root_comm);
+  // GPU backends pick a device by the rank's position on its host
+  // (DEVMESH_HOST_ID honoured, see hosts.hpp).
+  if (uses_gpu_backend(options)) state->host_local_rank = discover_hosts(root_comm).local_rank;
   return wrap(*view, std::move(state));
 }
 

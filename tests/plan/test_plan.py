@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
 """devmesh-plan end to end: exit codes, JSON shape, every error status, --rank,
-the text picture, and agreement with the reference vectors.
+the text picture, hosts (--ranks-per-host), the SVG picture, and agreement
+with the reference vectors.
 
 usage: test_plan.py DEVMESH_PLAN VECTORS_JSON
 """
 import concurrent.futures
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
+import xml.etree.ElementTree as ET
 
 TOOL, VECTORS = sys.argv[1], sys.argv[2]
 ERROR_STATUSES = {"invalid_argument", "shape_mismatch", "unknown_dim", "duplicate_name", "overlap"}
@@ -19,6 +23,9 @@ checks = 0
 
 def run(*args):
     return subprocess.run([TOOL, *args], capture_output=True, text=True, timeout=60)
+
+
+TMP = tempfile.mkdtemp(prefix="devmesh-plan-test-")
 
 
 def check(cond, what):
@@ -213,6 +220,344 @@ def test_text():
     check(p.returncode == 0 and "a=0   3   2\na=1   1   0\n" in p.stdout, f"grid shows parent ranks:\n{p.stdout}")
 
 
+# --- hosts (--ranks-per-host K: parent rank r is on host r // K) ----------
+
+# Worked out by hand: hosts are ranks 0-3, 4-7, 8-11, 12-15, one grid row
+# each. tp groups are rows: one host. cp groups [x, x+4] pair a row with the
+# next one: 2 hosts. dp groups [x, x+8]: 2 hosts.
+GOLDEN_224_K4 = """\
+root mesh dp=2 cp=2 tp=4 (16 ranks, world 16)
+hosts: 4 hosts of 4 ranks, block placement (rank r on host r / 4)
+  host 0: ranks 0-3
+  host 1: ranks 4-7
+  host 2: ranks 8-11
+  host 3: ranks 12-15
+          tp=0 tp=1 tp=2 tp=3
+dp=0 cp=0    0    1    2    3  host 0
+dp=0 cp=1    4    5    6    7  host 1
+dp=1 cp=0    8    9   10   11  host 2
+dp=1 cp=1   12   13   14   15  host 3
+
+view: dp=2 cp=2 tp=4
+dp = 2:8  cross-host, each group spans 2 hosts
+  [0,8] [1,9] [2,10] [3,11] [4,12] [5,13] [6,14] [7,15]
+cp = 2:4  cross-host, each group spans 2 hosts
+  [0,4] [1,5] [2,6] [3,7] [8,12] [9,13] [10,14] [11,15]
+tp = 4:1  intra-host
+  [0,1,2,3] [4,5,6,7] [8,9,10,11] [12,13,14,15]
+"""
+
+# Hosts of 2 split every row, so each cell carries its host.
+GOLDEN_24_K2 = """\
+root mesh dp=2 tp=4 (8 ranks, world 8)
+hosts: 4 hosts of 2 ranks, block placement (rank r on host r / 2)
+  host 0: ranks 0-1
+  host 1: ranks 2-3
+  host 2: ranks 4-5
+  host 3: ranks 6-7
+     tp=0 tp=1 tp=2 tp=3
+dp=0 0@h0 1@h0 2@h1 3@h1
+dp=1 4@h2 5@h2 6@h3 7@h3
+
+view: dp=2 tp=4
+dp = 2:4  cross-host, each group spans 2 hosts
+  [0,4] [1,5] [2,6] [3,7]
+tp = 4:1  cross-host, each group spans 2 hosts
+  [0,1,2,3] [4,5,6,7]
+"""
+
+# Ranks 0,1,2,5 of a world of 6 in hosts of 3: host 1 holds only rank 5, and
+# the groups [0,2] and [0,1] stay on host 0 while [1,5] and [2,5] do not.
+GOLDEN_RANKLIST_K3 = """\
+root mesh a=2 b=2 (4 ranks, world 6)
+hosts: 2 hosts of 3 ranks, block placement (rank r on host r / 3)
+  host 0: ranks 0-2
+  host 1: ranks 3-5 (in the mesh: 5)
+     b=0  b=1
+a=0 0@h0 1@h0
+a=1 2@h0 5@h1
+
+view: a=2 b=2
+a = 2:2  cross-host, groups span up to 2 hosts
+  [0,2] [1,5]
+b = 2:1  cross-host, groups span up to 2 hosts
+  [0,1] [2,5]
+"""
+
+# Hosts of 8: rank 5 is on host 0 with 0-7; its dp partner 13 is on host 1.
+GOLDEN_224_K8_RANK5 = """\
+rank 5 (root index 5, host 0) in view: dp=2 cp=2 tp=4
+coordinate [0,1,1]
+dp = 2:8  local rank 0  group [5,13]  cross-host, 2 hosts
+cp = 2:4  local rank 1  group [1,5]  intra-host
+tp = 4:1  local rank 1  group [4,5,6,7]  intra-host
+"""
+
+
+def test_hosts_text():
+    base = ["--shape", "2,2,4", "--names", "dp,cp,tp"]
+    for args, golden in (([*base, "--ranks-per-host", "4"], GOLDEN_224_K4),
+                         (["--shape", "2,4", "--names", "dp,tp", "--ranks-per-host", "2"], GOLDEN_24_K2),
+                         (["--shape", "2,2", "--names", "a,b", "--ranks", "0,1,2,5", "--world", "6",
+                           "--ranks-per-host", "3"], GOLDEN_RANKLIST_K3),
+                         ([*base, "--ranks-per-host", "8", "--rank", "5"], GOLDEN_224_K8_RANK5)):
+        p = run(*args)
+        check(p.returncode == 0 and p.stdout == golden, f"{args}: text differs:\n{p.stdout}{p.stderr}")
+    # Placement of derived views, by hand: flatten(cp,tp) = ranks 0-7 and 8-15.
+    p = run(*base, "--ranks-per-host", "8", "--slice", "cp,tp", "--flatten", "-")
+    check(p.returncode == 0 and "cp_tp = (2,4):(4,1)  intra-host\n" in p.stdout, f"flatten(cp,tp) K=8:\n{p.stdout}")
+    p = run(*base, "--ranks-per-host", "8", "--slice", "dp,tp", "--flatten", "-")
+    check(p.returncode == 0 and "dp_tp = (2,4):(8,1)  cross-host, each group spans 2 hosts\n" in p.stdout,
+          f"flatten(dp,tp) K=8:\n{p.stdout}")
+    # Past the drawing limit the placement still comes, from the modes alone
+    # (no counts) for a 2^30 mesh: c groups are 1024 consecutive ranks.
+    big = ["--shape", "1024,1024,1024", "--names", "a,b,c"]
+    start = time.monotonic()
+    p = run(*big, "--ranks-per-host", "2048")
+    check(p.returncode == 0 and "c = 1024:1  intra-host\n" in p.stdout and "b = 1024:1024  cross-host\n" in p.stdout
+          and "a = 1024:1048576  cross-host\n" in p.stdout, f"2^30 placement:\n{p.stdout}{p.stderr}")
+    p = run(*big, "--ranks-per-host", "1048576", "--slice", "c,b", "--flatten", "-")
+    check(p.returncode == 0 and "c_b = (1024,1024):(1,1024)  intra-host\n" in p.stdout,
+          f"2^30 transposed flatten intra-host:\n{p.stdout}")
+    check(time.monotonic() - start < 5, "2^30 placement is not O(W)")
+
+
+def spanned(groups, k):
+    return [len({r // k for r in g}) for g in groups]
+
+
+def test_hosts_json():
+    base = ["--shape", "2,2,4", "--names", "dp,cp,tp"]
+    out = ok_json(*base, "--ranks-per-host", "4")
+    check(list(out) == ["world", "ranks_per_host", "hosts", "dims"], f"keys with hosts {list(out)}")
+    check(out["ranks_per_host"] == 4 and out["hosts"] == 4, "ranks_per_host 4, hosts 4")
+    for d in out["dims"]:
+        check(list(d) == ["name", "size", "layout", "groups", "placement", "hosts_spanned"], f"dim keys {list(d)}")
+    got = {d["name"]: (d["placement"], d["hosts_spanned"]) for d in out["dims"]}
+    check(got == {"dp": ("cross-host", 2), "cp": ("cross-host", 2), "tp": ("intra-host", 1)}, f"K=4 {got}")
+    # By hand: K=8 puts cp pairs [x, x+4] (x < 4 or 8 <= x < 12) on one host.
+    out = ok_json(*base, "--ranks-per-host", "8")
+    got = {d["name"]: (d["placement"], d["hosts_spanned"]) for d in out["dims"]}
+    check(got == {"dp": ("cross-host", 2), "cp": ("intra-host", 1), "tp": ("intra-host", 1)}, f"K=8 {got}")
+    out = ok_json(*base, "--ranks-per-host", "1")
+    got = {d["name"]: (d["placement"], d["hosts_spanned"]) for d in out["dims"]}
+    check(got == {"dp": ("cross-host", 2), "cp": ("cross-host", 2), "tp": ("cross-host", 4)}, f"K=1 {got}")
+    out = ok_json(*base, "--ranks-per-host", "16")
+    check(all(d["placement"] == "intra-host" and d["hosts_spanned"] == 1 for d in out["dims"]), "K=16 all intra")
+    # The fields agree with the groups for views, K and rank lists of every kind.
+    cases = [
+        (["--shape", "4,6", "--names", "a,b"], [1, 2, 3, 4, 6, 8, 12, 24]),
+        (["--shape", "2,3,4", "--names", "x,y,z", "--slice", "z,x"], [2, 3, 4, 6, 12]),
+        (["--shape", "2,3,4", "--names", "x,y,z", "--slice", "z,x", "--flatten", "t"], [2, 4, 8]),
+        (["--shape", "4,2", "--names", "a,b", "--slice", "b,a", "--flatten", "t", "--unflatten", "t:4,2:u,v"], [2, 4]),
+        (["--shape", "2,3", "--names", "a,b", "--ranks", "9,0,4,7,2,5", "--world", "12"], [1, 2, 3, 4, 6, 12]),
+    ]
+    for args, ks in cases:
+        for k in ks:
+            out = ok_json(*args, "--ranks-per-host", str(k))
+            if not out:
+                continue
+            for d in out["dims"]:
+                want = max(spanned(d["groups"], k))
+                check(d["hosts_spanned"] == want and d["placement"] == ("intra-host" if want == 1 else "cross-host"),
+                      f"{args} K={k} dim {d['name']}: {d['placement']} {d['hosts_spanned']}, want {want}")
+            for r in json.loads(run(*args, "--json").stdout)["dims"][0]["groups"][0][:2]:
+                one = ok_json(*args, "--ranks-per-host", str(k), "--rank", str(r))
+                check(list(one) == ["rank", "ranks_per_host", "host", "coordinate", "dims"], f"--rank keys {list(one)}")
+                check(one["host"] == r // k, f"{args} K={k} rank {r} host {one['host']}")
+                for d in one["dims"]:
+                    want = spanned([d["group"]], k)[0]
+                    check(d["hosts_spanned"] == want and d["placement"] == ("intra-host" if want == 1 else "cross-host"),
+                          f"{args} K={k} --rank {r} dim {d['name']}")
+    # One rank of a 2^30 mesh: its a group strides 2^20, one rank per host.
+    one = ok_json("--shape", "1024,1024,1024", "--names", "a,b,c", "--ranks-per-host", "8", "--rank", "123456789")
+    check(one["host"] == 123456789 // 8 and [d["hosts_spanned"] for d in one["dims"]] == [1024, 1024, 128],
+          f"2^30 --rank hosts {[d['hosts_spanned'] for d in one['dims']]}")
+
+
+# --- the SVG picture ----------------------------------------------------------
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def svg_of(*args, name="mesh.svg"):
+    """Runs the tool with --svg FILE, checks it, returns the parsed root element."""
+    path = os.path.join(TMP, name)
+    if os.path.exists(path):
+        os.remove(path)
+    p = run(*args, "--svg", path)
+    check(p.returncode == 0, f"{args} --svg: exit {p.returncode}, stderr {p.stderr!r}")
+    if p.returncode != 0:
+        return None
+    try:
+        return ET.parse(path).getroot()
+    except ET.ParseError as e:
+        check(False, f"{args} --svg: not well-formed XML: {e}")
+        return None
+
+
+def by_class(root, tag, cls):
+    return [e for e in root.iter(SVG + tag) if cls in e.get("class", "").split()]
+
+
+def box(e):
+    return tuple(float(e.get(a)) for a in ("x", "y", "width", "height"))
+
+
+def inside(inner, outer):
+    x, y, w, h = inner
+    ox, oy, ow, oh = outer
+    return ox <= x and oy <= y and x + w <= ox + ow and y + h <= oy + oh
+
+
+def ranks_of(root):
+    """{parent rank: (cell rect, label text, host or None)} from the rank groups."""
+    out = {}
+    for g in by_class(root, "g", "rank"):
+        rects = by_class(g, "rect", "cell")
+        labels = by_class(g, "text", "rank-label")
+        check(len(rects) == 1 and len(labels) == 1, "a rank is one cell and one label")
+        if rects and labels:
+            out[int(g.get("data-rank"))] = (rects[0], labels[0].text, g.get("data-host"))
+    return out
+
+
+def check_colours(root, groups, what):
+    cells = ranks_of(root)
+    fills = [{cells[r][0].get("fill") for r in g} for g in groups]
+    check(all(len(f) == 1 for f in fills), f"{what}: a group has several colours {fills}")
+    if len(groups) <= 10:
+        check(len({next(iter(f)) for f in fills}) == len(groups), f"{what}: groups share a colour {fills}")
+
+
+def test_svg():
+    base = ["--shape", "2,2,4", "--names", "dp,cp,tp"]
+    root = svg_of(*base, "--ranks-per-host", "4")
+    if root is None:
+        return
+    check(root.tag == SVG + "svg", f"root element {root.tag}")
+    width, height = float(root.get("width")), float(root.get("height"))
+    check(200 <= width <= 2000 and 200 <= height <= 2000, f"16 ranks drawn {width}x{height}")
+    cells = ranks_of(root)
+    check(sorted(cells) == list(range(16)), f"one cell per rank: {sorted(cells)}")
+    check(all(label == str(r) for r, (_, label, _) in cells.items()), "each cell labelled with its rank")
+    check(len(root.findall(f".//{SVG}rect")) >= 16 + 4, "rects")
+    hosts = {int(h.get("data-host")): box(h) for h in by_class(root, "rect", "host")}
+    check(sorted(hosts) == [0, 1, 2, 3], f"one box per host: {sorted(hosts)}")
+    for r, (rect, _, host) in cells.items():
+        check(host == str(r // 4) and inside(box(rect), hosts.get(r // 4, (0, 0, 0, 0))), f"rank {r} in host box")
+    groups = groups_of(ok_json(*base))
+    check_colours(root, groups["tp"], "colour by tp (default: last dim)")
+    placement = {t.get("data-dim"): t.get("data-placement") for t in by_class(root, "text", "dim")}
+    check(placement == {"dp": "cross-host", "cp": "cross-host", "tp": "intra-host"}, f"dim labels {placement}")
+    texts = " ".join("".join(t.itertext()) for t in root.iter(SVG + "text"))
+    check("intra-host" in texts and "cross-host" in texts and "host 0" in texts, "placement and host words drawn")
+    check(len(by_class(root, "rect", "swatch")) == 4, "a legend swatch per tp group")
+    legend = [t.text for t in by_class(root, "text", "legend")]
+    check(legend[:1] == ["tp group 0: ranks 0,1,2,3  \u00b7  host 0"], f"legend lists the group's ranks {legend[:1]}")
+
+    root = svg_of(*base, "--ranks-per-host", "4", "--color-by", "dp")
+    if root is not None:
+        check_colours(root, groups["dp"], "colour by dp")
+        check(len(by_class(root, "rect", "swatch")) == 8, "a legend swatch per dp group")
+    # Colours follow a derived view's groups; no hosts, no host boxes.
+    root = svg_of(*base, "--slice", "dp,tp", "--flatten", "-")
+    if root is not None:
+        check_colours(root, groups_of(ok_json(*base, "--slice", "dp,tp", "--flatten", "-"))["dp_tp"], "dp_tp")
+        check(not by_class(root, "rect", "host") and len(ranks_of(root)) == 16, "no hosts: no boxes")
+    # More groups than colours: still one colour per group.
+    root = svg_of("--shape", "12,2", "--names", "a,b")
+    if root is not None:
+        check_colours(root, groups_of(ok_json("--shape", "12,2", "--names", "a,b"))["b"], "12 groups")
+    # Hosts that are no rectangle of the grid (6 ranks, rows of 4) get a box
+    # each, the ranks inside.
+    root = svg_of("--shape", "3,4", "--names", "a,b", "--ranks-per-host", "6")
+    if root is not None:
+        cells = ranks_of(root)
+        hosts = {int(h.get("data-host")): box(h) for h in by_class(root, "rect", "host")}
+        check(sorted(cells) == list(range(12)) and sorted(hosts) == [0, 1], "K=6 ranks and hosts")
+        for r, (rect, _, _) in cells.items():
+            check(inside(box(rect), hosts.get(r // 6, (0, 0, 0, 0))), f"K=6 rank {r} in its host box")
+        check(len(by_class(root, "text", "coordinate")) == 12, "K=6 cells show root coordinates")
+    # A rank list: cells are labelled with parent ranks.
+    root = svg_of("--shape", "2,2", "--names", "a,b", "--ranks", "7,3,5,1", "--ranks-per-host", "2")
+    if root is not None:
+        cells = ranks_of(root)
+        check(sorted(cells) == [1, 3, 5, 7] and all(h == str(r // 2) for r, (_, _, h) in cells.items()),
+              "rank list cells")
+        check(len(by_class(root, "rect", "host")) == 4, "rank list: a box per host holding members")
+    # --rank outlines one cell.
+    root = svg_of(*base, "--rank", "6")
+    if root is not None:
+        outlined = [r for r, (rect, _, _) in ranks_of(root).items() if rect.get("stroke")]
+        check(outlined == [6], f"--rank 6 outlines {outlined}")
+    # Names with XML specials, control characters and broken UTF-8 still make
+    # well-formed XML.
+    path = os.path.join(TMP, "names.svg")
+    p = subprocess.run([TOOL, "--shape", "2,2", "--names", "a<b&\"c'>,x\x01y", "--svg", path],
+                       capture_output=True, timeout=60)
+    check(p.returncode == 0, f"odd names: exit {p.returncode}")
+    try:
+        root = ET.parse(path).getroot()
+        check(any("a<b&\"c'>" in (t.text or "") for t in root.iter(SVG + "text")), "names escaped, not lost")
+    except (ET.ParseError, OSError) as e:
+        check(False, f"odd names: {e}")
+    p = subprocess.run([TOOL, "--shape", "2,2", "--names", b"a\xff\xfe,\xc3\xa9\xef\xbf\xbe", "--svg", "-"],
+                       capture_output=True, timeout=60)
+    try:
+        ET.fromstring(p.stdout)
+        check(p.returncode == 0, "broken UTF-8 names")
+    except ET.ParseError as e:
+        check(False, f"broken UTF-8 names: {e}")
+    # --svg - writes the picture instead of the text; --json with a file still
+    # prints the same JSON.
+    p = run(*base, "--svg", "-")
+    check(p.returncode == 0 and p.stdout.startswith("<?xml") and "root mesh" not in p.stdout, "--svg -")
+    path = os.path.join(TMP, "with-json.svg")
+    p = run(*base, "--ranks-per-host", "4", "--json", "--svg", path)
+    check(p.returncode == 0 and json.loads(p.stdout) == ok_json(*base, "--ranks-per-host", "4")
+          and os.path.getsize(path) > 0, "--json with --svg")
+    # The largest drawable mesh, in a sensible size.
+    start = time.monotonic()
+    root = svg_of("--shape", "64,64", "--names", "a,b", "--ranks-per-host", "64")
+    if root is not None:
+        check(len(ranks_of(root)) == 4096 and len(by_class(root, "rect", "host")) == 64, "4096 ranks, 64 hosts")
+        check(float(root.get("width")) <= 4000, f"4096 ranks: width {root.get('width')}")
+    check(time.monotonic() - start < 10, "4096 ranks drawn in time")
+
+
+def test_hosts_errors():
+    ia, sm, ud = "invalid_argument", "shape_mismatch", "unknown_dim"
+    base = ["--shape", "2,2,4", "--names", "dp,cp,tp"]
+    expect_error(ia, *base, "--ranks-per-host", "0")
+    expect_error(ia, *base, "--ranks-per-host", "-4")
+    expect_error(ia, *base, "--ranks-per-host", "x")
+    expect_error(ia, *base, "--ranks-per-host", "")
+    expect_error(sm, *base, "--ranks-per-host", "3")
+    expect_error(sm, *base, "--ranks-per-host", "32")
+    expect_error(sm, "--shape", "2,2", "--names", "a,b", "--ranks", "0,1,2,5", "--ranks-per-host", "4")  # world 6
+    expect_error(sm, *base, "--ranks-per-host", "3", "--rank", "1")
+    expect_error(ia, *base, "--color-by", "tp")  # needs --svg
+    path = os.path.join(TMP, "refused.svg")
+    expect_error(ud, *base, "--svg", path, "--color-by", "xx")
+    expect_error(ia, "--shape", "4097", "--names", "a", "--svg", path)
+    expect_error(ia, "--shape", "64,65", "--names", "a,b", "--ranks-per-host", "65", "--svg", path)
+    expect_error(ia, *base, "--svg", os.path.join(TMP, "no-such-dir", "x.svg"))
+    expect_error(ia, *base, "--svg", "-", text=False)  # and --json: both want stdout
+    expect_error(ia, *base, "--svg", "")
+    expect_error(ud, *base, "--svg", path, "--color-by", "")
+    check(not os.path.exists(path), "a refused picture writes no file")
+    p = run("--shape", "4097", "--names", "a", "--svg", path)
+    check("too many to draw" in p.stderr and "4096" in p.stderr, f"refusal says why: {p.stderr!r}")
+
+
+def test_help():
+    p = run("--help")
+    check(p.returncode == 0, "--help exits 0")
+    for word in ("--ranks-per-host", "r / K", "intra-host", "--svg", "--color-by"):
+        check(word in p.stdout, f"--help mentions {word}")
+
+
 def op_args(op):
     kind, _, rest = op.partition(":")
     return {"S": ["--slice", rest], "F": ["--flatten", rest], "U": ["--unflatten", rest], "R": ["--root"]}[kind]
@@ -261,9 +606,11 @@ def test_vectors():
 
 if __name__ == "__main__":
     start = time.monotonic()
-    for test in (test_json_shape, test_worked_examples, test_rank_query, test_errors, test_text, test_vectors):
+    for test in (test_json_shape, test_worked_examples, test_rank_query, test_errors, test_text, test_hosts_text,
+                 test_hosts_json, test_svg, test_hosts_errors, test_help, test_vectors):
         before = len(failures)
         test()
         print(f"{test.__name__}: {'ok' if len(failures) == before else 'FAILED'}")
+    shutil.rmtree(TMP, ignore_errors=True)
     print(f"{checks} checks, {len(failures)} failures, {time.monotonic() - start:.1f} s")
     sys.exit(1 if failures else 0)

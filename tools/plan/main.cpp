@@ -1,16 +1,22 @@
 // devmesh-plan: the device-mesh model on the command line, without MPI.
 //
 //   devmesh-plan --shape 2,2,2 --names dp,cp,tp --slice tp,dp --json
+//   devmesh-plan --shape 2,2,4 --names dp,cp,tp --ranks-per-host 4 --svg mesh.svg
 //
 // Builds the root view, applies --slice/--flatten/--unflatten/--root in
 // command-line order, then prints the final view (text or --json), or one
-// parent rank's coordinate and groups (--rank R). Exit status 0 on success;
-// 2 on any error, with a one-line message on stderr and, with --json,
-// {"error": "<status name>", "message": "..."} on stdout.
+// parent rank's coordinate and groups (--rank R). --ranks-per-host K adds
+// hosts (blocks of K consecutive parent ranks) and each dim's placement on
+// them; --svg FILE also draws the mesh. Exit status 0 on success; 2 on any
+// error, with a one-line message on stderr and, with --json,
+// {"error": "<status name>", "message": "..."} on stdout. On an error
+// nothing is written to stdout (but that JSON) nor to the SVG file.
 
 #include <charconv>
+#include <fstream>
 #include <iostream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -82,7 +88,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) json = json || std::string_view(argv[i]) == "--json";
 
   CLI::App app{"Plan a device mesh: print its rank groups without MPI."};
-  std::string shape, names, ranks, world, rank;
+  std::string shape, names, ranks, world, rank, ranks_per_host, svg_file, color_by;
   std::vector<std::string> slices, flattens, unflattens;
   int roots = 0;
   app.add_option("--shape", shape, "dim sizes, e.g. 2,2,2 (0 = choose, needs --world or --ranks)")
@@ -100,8 +106,33 @@ int main(int argc, char** argv) {
           ->allow_extra_args(false);
   CLI::Option* root_opt = app.add_flag("--root", roots, "back to the root view");
   app.add_option("--rank", rank, "show only this parent rank's coordinate and groups");
+  CLI::Option* hosts_opt = app.add_option("--ranks-per-host", ranks_per_host,
+                 "K: hosts are blocks of K consecutive parent ranks; mark them and say which dims "
+                 "stay on one host")
+      ->type_name("K");
+  CLI::Option* svg_opt =
+      app.add_option("--svg", svg_file, "also draw the mesh as SVG into FILE ('-': stdout, instead of the text)")
+          ->type_name("FILE");
+  CLI::Option* color_opt = app.add_option("--color-by", color_by, "with --svg: colour ranks by their group along DIM (default: last dim)")
+      ->type_name("DIM")
+      ->needs(svg_opt);
   app.add_flag("--json", json, "print JSON");
-  app.footer("--slice, --flatten, --unflatten and --root apply in command-line order.");
+  app.footer(
+      "--slice, --flatten, --unflatten and --root apply in command-line order.\n"
+      "\n"
+      "Hosts (--ranks-per-host K): parent rank r is on host r / K, the block placement\n"
+      "most launchers use by default (consecutive ranks fill a node first; a cyclic\n"
+      "placement is not modelled); the parent world must be a multiple of K. Each dim\n"
+      "of the final view is labelled intra-host (every group lies within one host) or\n"
+      "cross-host (with the most hosts one group spans);\n"
+      "--json adds \"ranks_per_host\", \"hosts\" and per dim \"placement\", \"hosts_spanned\".\n"
+      "With --rank R these describe R's own group only.\n"
+      "\n"
+      "SVG (--svg FILE): the root grid as in the text picture (last dim across), each\n"
+      "rank a cell labelled with its parent rank and coloured by its group along\n"
+      "--color-by (10 colours, repeating past 10 groups), hosts as rounded boxes, a\n"
+      "legend of the groups, the op chain and each dim's placement. At most " +
+      std::to_string(devmesh::plan::max_drawn_ranks) + " ranks.");
 
   try {
     app.parse(argc, argv);
@@ -119,19 +150,29 @@ int main(int argc, char** argv) {
     if (!world.empty()) spec.world = parse_index(world, "--world");
     View view = View::create(std::move(spec));
 
+    std::string ops;  // the chain as given, for the SVG's title
     std::map<const CLI::Option*, std::size_t> used;  // occurrences consumed per option
     for (const CLI::Option* opt : app.parse_order()) {
       const std::size_t n = used[opt]++;
       if (opt == slice_opt) {
         view = view.slice(split(slices[n], ','));
+        ops += " --slice " + slices[n];
       } else if (opt == flatten_opt) {
         view = flattens[n] == "-" ? view.flatten() : view.flatten(flattens[n]);
+        ops += " --flatten " + flattens[n];
       } else if (opt == unflatten_opt) {
         view = unflatten(view, unflattens[n]);
+        ops += " --unflatten " + unflattens[n];
       } else if (opt == root_opt) {
         view = view.root();
+        ops += " --root";
       }
     }
+
+    std::optional<devmesh::plan::Hosts> hosts;
+    // Counted, not tested for emptiness: an empty value is an error.
+    if (hosts_opt->count() > 0)
+      hosts = devmesh::plan::make_hosts(view, parse_index(ranks_per_host, "--ranks-per-host"));
 
     std::optional<devmesh::plan::Member> member;
     if (!rank.empty()) {
@@ -143,11 +184,35 @@ int main(int argc, char** argv) {
       member = devmesh::plan::Member{r, *x};
     }
 
-    if (json) {
-      std::cout << devmesh::plan::to_json(view, member) << '\n';
-    } else {
-      devmesh::plan::print_text(std::cout, view, member);
+    // Everything that can fail runs before the first byte goes out.
+    const bool svg_to_stdout = svg_file == "-";
+    if (svg_to_stdout && json)
+      throw Error(Status::invalid_argument, "--svg - and --json would both write to stdout");
+    if (svg_opt->count() > 0 && svg_file.empty())
+      throw Error(Status::invalid_argument, "--svg needs a file name ('-' for stdout)");
+    std::string svg;
+    if (!svg_file.empty()) {
+      devmesh::plan::SvgOptions options;
+      options.color_dim = color_opt->count() > 0 ? view.dim_index(color_by) : view.ndim() - 1;
+      options.member = member;
+      options.hosts = hosts;
+      options.ops = ops.empty() ? "" : ops.substr(1);
+      svg = devmesh::plan::to_svg(view, options);
     }
+    std::string out;
+    if (json) {
+      out = devmesh::plan::to_json(view, member, hosts).dump() + '\n';
+    } else if (!svg_to_stdout) {
+      std::ostringstream text;
+      devmesh::plan::print_text(text, view, member, hosts);
+      out = text.str();
+    }
+    if (!svg_file.empty() && !svg_to_stdout) {
+      std::ofstream file(svg_file, std::ios::binary);
+      if (!(file << svg) || !file.flush())
+        throw Error(Status::invalid_argument, "cannot write the SVG to '" + svg_file + "'");
+    }
+    std::cout << (svg_to_stdout ? svg : out) << std::flush;
     return 0;
   } catch (const Error& e) {
     return fail(json, e.status(), e.what());

@@ -1,8 +1,10 @@
-// devmesh-plan internals: what the command line hands to the two renderers.
+// devmesh-plan internals: what the command line hands to the renderers.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <ostream>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -11,9 +13,9 @@
 namespace devmesh::plan {
 
 // Listing every group of every dim is O(W) output. Past these sizes the
-// renderers refuse (JSON) or summarise (text); --rank answers any size.
+// renderers refuse (JSON, SVG) or summarise (text); --rank answers any size.
 inline constexpr index_t max_listed_ranks = index_t{1} << 22;  // JSON "groups"
-inline constexpr index_t max_drawn_ranks = 4096;               // text grid and groups
+inline constexpr index_t max_drawn_ranks = 4096;               // text grid and groups, SVG
 
 // The rank a --rank query is about: its parent rank and its root index.
 struct Member {
@@ -21,13 +23,65 @@ struct Member {
   index_t index;
 };
 
+// --ranks-per-host K: hosts are blocks of K consecutive parent ranks, the
+// block placement launchers use by default (mpiexec without -ppn tricks,
+// srun --distribution=block): parent rank r is on host r / K. The parent
+// world must be a multiple of K.
+struct Hosts {
+  index_t ranks_per_host = 1;
+  index_t count = 1;  // world / ranks_per_host
+  index_t host(index_t parent_rank) const noexcept { return parent_rank / ranks_per_host; }
+};
+
+// Checks K against the view's world. Errors: K < 1 -> invalid_argument;
+// world not a multiple of K -> shape_mismatch.
+Hosts make_hosts(const View& view, index_t ranks_per_host);
+
+// How the groups of one dim sit on the hosts: each group spans between
+// min_hosts and max_hosts hosts; intra-host when max_hosts == 1. A count of
+// 0 means "not counted": meshes of more than max_listed_ranks ranks without
+// a rank list are judged from their modes alone (O(ndim), exact for the
+// placement, no counts).
+struct Placement {
+  bool intra_host = true;
+  index_t min_hosts = 0;
+  index_t max_hosts = 0;
+};
+
+// Every group of `dim` (O(W log size), or O(ndim) as above).
+Placement placement(const View& view, std::size_t dim, const Hosts& hosts);
+// The group of root index x along `dim` only (O(size of the group)).
+Placement placement(const View& view, std::size_t dim, const Hosts& hosts, index_t x);
+
+// "intra-host", "cross-host, each group spans 2 hosts", "cross-host, groups
+// span up to 2 hosts", or "cross-host" when not counted.
+std::string describe(const Placement& p);
+
 // The readable picture: the root's rank grid and, per dim of `view`, its
-// layout and groups; with a member, that member's coordinate and groups.
-void print_text(std::ostream& os, const View& view, const std::optional<Member>& member);
+// layout and groups; with a member, that member's coordinate and groups;
+// with hosts, the hosts in the grid and each dim's placement.
+void print_text(std::ostream& os, const View& view, const std::optional<Member>& member,
+                const std::optional<Hosts>& hosts);
 
 // {"world", "dims": [{"name", "size", "layout", "groups"}]}, or with a member
 // {"rank", "coordinate", "dims": [{"name", "size", "local_rank", "group"}]}.
+// With hosts: "ranks_per_host" and "hosts" after "world" ("host" after
+// "rank"), and per dim "placement" and "hosts_spanned" (the most hosts one
+// group spans; with a member, that member's group).
 // Throws Error(invalid_argument) when the groups would be too many to list.
-nlohmann::ordered_json to_json(const View& view, const std::optional<Member>& member);
+nlohmann::ordered_json to_json(const View& view, const std::optional<Member>& member,
+                               const std::optional<Hosts>& hosts);
+
+// What the SVG picture shows besides the view.
+struct SvgOptions {
+  std::size_t color_dim = 0;      // ranks are coloured by their group along this dim
+  std::optional<Member> member;   // outlined
+  std::optional<Hosts> hosts;     // boxed
+  std::string ops;                // the op chain, for the title ("" = the root view)
+};
+
+// A standalone SVG document of the root grid (see render_svg.cpp).
+// Throws Error(invalid_argument) above max_drawn_ranks ranks.
+std::string to_svg(const View& view, const SvgOptions& options);
 
 }  // namespace devmesh::plan

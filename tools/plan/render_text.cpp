@@ -8,6 +8,12 @@
 //   view: dp=2 tp=4
 //   dp = 2:4                        per dim: its layout and its groups
 //     [0,4] [1,5] [2,6] [3,7]
+//
+// With --ranks-per-host K the hosts are listed under the first line
+// ("host 1: ranks 4-7"), each grid row ends with its host ("host 1") or,
+// where some row spans hosts, every cell shows its host ("5@h1"), and each
+// dim's line says whether its groups stay on one host ("intra-host") or not
+// ("cross-host, each group spans 2 hosts").
 
 #include <algorithm>
 #include <string>
@@ -41,13 +47,56 @@ std::string shape_line(const std::vector<std::string>& names, const std::vector<
   return out;
 }
 
+// "ranks 4-7", "rank 4"
+std::string rank_range(index_t first, index_t last) {
+  return first == last ? "rank " + std::to_string(first)
+                       : "ranks " + std::to_string(first) + "-" + std::to_string(last);
+}
+
+// "hosts: 4 hosts of 4 ranks, ..." and one line per host holding members:
+// its block of parent ranks and, when the mesh holds only some, which.
+void print_hosts(std::ostream& os, const View& view, const Hosts& hosts) {
+  const index_t k = hosts.ranks_per_host;
+  os << "hosts: " << hosts.count << (hosts.count == 1 ? " host of " : " hosts of ") << k
+     << (k == 1 ? " rank" : " ranks") << ", block placement (rank r on host r / " << k << ")\n";
+  if (view.root_size() > max_drawn_ranks) {
+    os << "  (not listed for more than " << max_drawn_ranks << " ranks)\n";
+    return;
+  }
+  std::vector<index_t> ranks;
+  for (index_t x = 0; x < view.root_size(); ++x) ranks.push_back(view.parent_rank(x));
+  std::sort(ranks.begin(), ranks.end());
+  for (auto first = ranks.begin(); first != ranks.end();) {
+    const index_t h = hosts.host(*first);
+    const auto last = std::find_if(first, ranks.end(), [&](index_t r) { return hosts.host(r) != h; });
+    os << "  host " << h << ": " << rank_range(h * k, h * k + k - 1);
+    if (last - first != k) {
+      const std::string members = list({first, last});
+      os << " (in the mesh: " << members.substr(1, members.size() - 2) << ")";
+    }
+    os << '\n';
+    first = last;
+  }
+}
+
 // Rows are the root's leading dims (labelled by their coordinates), columns
-// its last dim; each cell is the parent rank of that root index.
-void print_grid(std::ostream& os, const View& view) {
+// its last dim; each cell is the parent rank of that root index. With hosts,
+// when every row lies on one host, each row ends with "host h"; otherwise
+// each cell reads "r@hH".
+void print_grid(std::ostream& os, const View& view, const std::optional<Hosts>& hosts) {
   const std::vector<std::string>& names = view.root_names();
   const std::vector<index_t>& shape = view.root_shape();
   const index_t cols = shape.back();
   const index_t rows = view.root_size() / cols;
+  auto host_of = [&](index_t x) { return hosts->host(view.parent_rank(x)); };
+
+  bool rows_on_one_host = true;
+  for (index_t x = 0; hosts && x < view.root_size(); ++x)
+    rows_on_one_host = rows_on_one_host && host_of(x) == host_of(x - x % cols);
+  auto cell_text = [&](index_t x) {
+    std::string text = std::to_string(view.parent_rank(x));
+    return hosts && !rows_on_one_host ? text + "@h" + std::to_string(host_of(x)) : text;
+  };
 
   std::vector<std::string> header, labels(static_cast<std::size_t>(rows));
   std::size_t cell = 0, label_width = 0;
@@ -55,8 +104,7 @@ void print_grid(std::ostream& os, const View& view) {
     header.push_back(names.back() + "=" + std::to_string(c));
     cell = std::max(cell, header.back().size());
   }
-  for (index_t x = 0; x < view.root_size(); ++x)
-    cell = std::max(cell, std::to_string(view.parent_rank(x)).size());
+  for (index_t x = 0; x < view.root_size(); ++x) cell = std::max(cell, cell_text(x).size());
   for (index_t r = 0; r < rows; ++r) {
     std::string& label = labels[static_cast<std::size_t>(r)];
     index_t rest = r;
@@ -67,42 +115,54 @@ void print_grid(std::ostream& os, const View& view) {
     label_width = std::max(label_width, label.size());
   }
 
-  auto line = [&](const std::string& label, auto&& cell_text) {
+  auto line = [&](const std::string& label, auto&& text, const std::string& tail) {
     std::string out = label_width ? pad_right(label, label_width) + " " : "";
-    for (index_t c = 0; c < cols; ++c) out += (c ? " " : "") + pad_left(cell_text(c), cell);
-    os << out << '\n';
+    for (index_t c = 0; c < cols; ++c) out += (c ? " " : "") + pad_left(text(c), cell);
+    os << out << tail << '\n';
   };
-  line("", [&](index_t c) { return header[static_cast<std::size_t>(c)]; });
+  line("", [&](index_t c) { return header[static_cast<std::size_t>(c)]; }, "");
   for (index_t r = 0; r < rows; ++r)
-    line(labels[static_cast<std::size_t>(r)],
-         [&](index_t c) { return std::to_string(view.parent_rank(r * cols + c)); });
+    line(labels[static_cast<std::size_t>(r)], [&](index_t c) { return cell_text(r * cols + c); },
+         hosts && rows_on_one_host ? "  host " + std::to_string(host_of(r * cols)) : "");
 }
 
 }  // namespace
 
-void print_text(std::ostream& os, const View& view, const std::optional<Member>& member) {
+void print_text(std::ostream& os, const View& view, const std::optional<Member>& member,
+                const std::optional<Hosts>& hosts) {
   const std::string view_line = "view: " + shape_line(view.names(), view.shape());
   if (member) {
-    os << "rank " << member->rank << " (root index " << member->index << ") in " << view_line << '\n'
-       << "coordinate " << list(view.coordinate(member->index)) << '\n';
-    for (std::size_t d = 0; d < view.ndim(); ++d)
+    os << "rank " << member->rank << " (root index " << member->index;
+    if (hosts) os << ", host " << hosts->host(member->rank);
+    os << ") in " << view_line << '\n' << "coordinate " << list(view.coordinate(member->index)) << '\n';
+    for (std::size_t d = 0; d < view.ndim(); ++d) {
       os << view.dims()[d].name << " = " << to_string(view.dims()[d].layout) << "  local rank "
-         << view.local_rank(d, member->index) << "  group " << list(view.group(d, member->index)) << '\n';
+         << view.local_rank(d, member->index) << "  group " << list(view.group(d, member->index));
+      if (hosts) {
+        // Only this rank's group was looked at, so no "each group".
+        const Placement p = placement(view, d, *hosts, member->index);
+        os << "  " << (p.intra_host ? "intra-host" : "cross-host, " + std::to_string(p.max_hosts) + " hosts");
+      }
+      os << '\n';
+    }
     return;
   }
 
   const index_t w = view.root_size();
   os << "root mesh " << shape_line(view.root_names(), view.root_shape()) << " (" << w << " ranks, world "
      << view.world() << ")\n";
+  if (hosts) print_hosts(os, view, *hosts);
   if (w <= max_drawn_ranks) {
-    print_grid(os, view);
+    print_grid(os, view, hosts);
   } else {
     os << "(grid not drawn for more than " << max_drawn_ranks << " ranks)\n";
   }
   os << '\n' << view_line << '\n';
   for (std::size_t d = 0; d < view.ndim(); ++d) {
     const Dim& dim = view.dims()[d];
-    os << dim.name << " = " << to_string(dim.layout) << '\n';
+    os << dim.name << " = " << to_string(dim.layout);
+    if (hosts) os << "  " << describe(placement(view, d, *hosts));
+    os << '\n';
     if (w > max_drawn_ranks) {
       os << "  " << w / dim.size() << " groups of " << dim.size() << " ranks (use --rank R to see one)\n";
       continue;

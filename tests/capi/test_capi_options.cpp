@@ -1,0 +1,277 @@
+// The C API's options and hosts: devmesh_create_ex / devmesh_config_t
+// (backend per mesh and per dim, ABI growth, every bad config),
+// devmesh_nccl_comm, devmesh_create_hosts, devmesh_create_host_aware and
+// devmesh_dim_within_hosts with simulated hosts (DEVMESH_HOST_ID).
+#define BOOST_TEST_MODULE capi_options
+#include "mpi_test.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "comm_counter.hpp"
+#include "devmesh/devmesh.h"
+
+struct ncclComm;
+typedef struct ncclComm* ncclComm_t;
+extern "C" int devmesh_nccl_comm(devmesh_t m, const char* dim, ncclComm_t* comm);
+
+namespace {
+
+int world_size() {
+  int n = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  return n;
+}
+int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+devmesh_t const sentinel = reinterpret_cast<devmesh_t>(std::uintptr_t{0x5e17});
+
+bool same_everywhere(int v) {
+  int lo = 0, hi = 0;
+  MPI_Allreduce(&v, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&v, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return lo == hi;
+}
+
+// A failing create: the status, the message, the same status on every
+// rank, the output untouched, nothing leaked.
+void expect_create_error(const devmesh_config_t* cfg, int want, const std::string& needle) {
+  const long before = comm_counter::live();
+  int shape[2] = {0, 1};
+  const char* names[2] = {"dp", "tp"};
+  devmesh_t out = sentinel;
+  const int rc = devmesh_create_ex(MPI_COMM_WORLD, 2, shape, names, cfg, &out);
+  BOOST_TEST(rc == want, "status " << rc << "; last error: " << devmesh_last_error());
+  BOOST_TEST(std::string(devmesh_last_error()).find(needle) != std::string::npos, devmesh_last_error());
+  BOOST_TEST(out == sentinel);
+  BOOST_TEST(same_everywhere(rc));
+  BOOST_TEST(comm_counter::live() == before);
+}
+
+// Members of comm as world ranks.
+std::vector<int> members(MPI_Comm comm) {
+  std::vector<int> out(static_cast<std::size_t>(world_size()));
+  int n = 0, me = world_rank();
+  MPI_Comm_size(comm, &n);
+  out.resize(static_cast<std::size_t>(n));
+  MPI_Allgather(&me, 1, MPI_INT, out.data(), 1, MPI_INT, comm);
+  return out;
+}
+
+// Simulates `hosts` hosts on this machine: block or cyclic placement.
+void simulate_hosts(int hosts, bool cyclic) {
+  const int n = world_size(), r = world_rank();
+  const int host = cyclic ? r % hosts : r / (n / hosts);
+  setenv("DEVMESH_HOST_ID", ("node" + std::to_string(host)).c_str(), 1);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(null_config_and_mpi_backend) {
+  int shape[2] = {0, 1};
+  const char* names[2] = {"dp", "tp"};
+  devmesh_t m = nullptr;
+  BOOST_TEST(devmesh_create_ex(MPI_COMM_WORLD, 2, shape, names, nullptr, &m) == DEVMESH_SUCCESS);
+  devmesh_destroy(&m);
+  devmesh_config_t cfg = DEVMESH_CONFIG_INITIALIZER;
+  cfg.backend = "mpi";
+  BOOST_TEST(devmesh_create_ex(MPI_COMM_WORLD, 2, shape, names, &cfg, &m) == DEVMESH_SUCCESS);
+  MPI_Comm dp;
+  BOOST_TEST(devmesh_comm(m, "dp", &dp) == DEVMESH_SUCCESS);
+  BOOST_TEST(static_cast<int>(members(dp).size()) == world_size());
+  ncclComm_t nc = nullptr;
+  BOOST_TEST(devmesh_nccl_comm(m, "dp", &nc) == DEVMESH_ERR_INVALID_ARGUMENT);
+  BOOST_TEST(std::string(devmesh_last_error()).find("runs on backend 'mpi'") != std::string::npos);
+  BOOST_TEST(nc == nullptr);
+  devmesh_destroy(&m);
+}
+
+BOOST_AUTO_TEST_CASE(nccl_backend_is_unsupported_here) {
+  devmesh_config_t cfg = DEVMESH_CONFIG_INITIALIZER;
+  cfg.backend = "nccl";
+#ifdef DEVMESH_HAVE_NCCL
+  expect_create_error(&cfg, DEVMESH_ERR_UNSUPPORTED, "no CUDA device");
+#else
+  expect_create_error(&cfg, DEVMESH_ERR_UNSUPPORTED, "built without NCCL");
+#endif
+}
+
+BOOST_AUTO_TEST_CASE(per_dim_override) {
+  devmesh_config_t cfg = DEVMESH_CONFIG_INITIALIZER;
+  cfg.dim_backends = "tp=nccl";
+  int shape[2] = {0, 1};
+  const char* names[2] = {"dp", "tp"};
+  devmesh_t m = nullptr;
+  BOOST_TEST(devmesh_create_ex(MPI_COMM_WORLD, 2, shape, names, &cfg, &m) == DEVMESH_SUCCESS);
+  // The MPI dims, and tp's MPI group, keep working.
+  MPI_Comm dp, tp;
+  BOOST_TEST(devmesh_comm(m, "dp", &dp) == DEVMESH_SUCCESS);
+  BOOST_TEST(devmesh_comm(m, "tp", &tp) == DEVMESH_SUCCESS);
+  BOOST_TEST(static_cast<int>(members(dp).size()) == world_size());
+  // tp's NCCL communicator cannot be made without a GPU.
+  ncclComm_t nc = reinterpret_cast<ncclComm_t>(std::uintptr_t{0x77});
+  BOOST_TEST(devmesh_nccl_comm(m, "tp", &nc) == DEVMESH_ERR_UNSUPPORTED);
+  BOOST_TEST(std::string(devmesh_last_error()).find("nccl") != std::string::npos);
+  BOOST_TEST(nc == reinterpret_cast<ncclComm_t>(std::uintptr_t{0x77}));
+  devmesh_destroy(&m);
+}
+
+BOOST_AUTO_TEST_CASE(bad_configs) {
+  devmesh_config_t cfg = DEVMESH_CONFIG_INITIALIZER;
+  cfg.magic = 0;
+  expect_create_error(&cfg, DEVMESH_ERR_INVALID_ARGUMENT, "DEVMESH_CONFIG_INITIALIZER");
+  cfg = DEVMESH_CONFIG_INITIALIZER;
+  cfg.size = 3;
+  expect_create_error(&cfg, DEVMESH_ERR_INVALID_ARGUMENT, "size");
+  for (const char* bad : {"tp", "=nccl", "tp=", "tp=nccl,", "tp=nccl,,dp=mpi"}) {
+    cfg = DEVMESH_CONFIG_INITIALIZER;
+    cfg.dim_backends = bad;
+    expect_create_error(&cfg, DEVMESH_ERR_INVALID_ARGUMENT, "dim");
+  }
+  cfg = DEVMESH_CONFIG_INITIALIZER;
+  cfg.backend = "gloo";
+  expect_create_error(&cfg, DEVMESH_ERR_INVALID_ARGUMENT, "unknown backend 'gloo'");
+  cfg = DEVMESH_CONFIG_INITIALIZER;
+  cfg.dim_backends = "tp=ucc";
+  expect_create_error(&cfg, DEVMESH_ERR_INVALID_ARGUMENT, "unknown backend 'ucc'");
+  cfg = DEVMESH_CONFIG_INITIALIZER;
+  cfg.nccl_init = 7;
+  expect_create_error(&cfg, DEVMESH_ERR_INVALID_ARGUMENT, "nccl_init");
+  cfg = DEVMESH_CONFIG_INITIALIZER;
+  cfg.nccl_scalable_from = 0;
+  expect_create_error(&cfg, DEVMESH_ERR_INVALID_ARGUMENT, "nccl_scalable_from");
+  cfg = DEVMESH_CONFIG_INITIALIZER;
+  cfg.init_timeout_seconds = 0;
+  expect_create_error(&cfg, DEVMESH_ERR_INVALID_ARGUMENT, "timeout");
+  // One rank's config differs: INCONSISTENT on every rank.
+  if (world_size() > 1) {
+    cfg = DEVMESH_CONFIG_INITIALIZER;
+    cfg.dim_backends = world_rank() == 0 ? "dp=mpi" : nullptr;
+    expect_create_error(&cfg, DEVMESH_ERR_INCONSISTENT, "different arguments");
+    cfg = DEVMESH_CONFIG_INITIALIZER;
+    cfg.magic = world_rank() == 0 ? 1u : DEVMESH_CONFIG_MAGIC;
+    expect_create_error(&cfg, DEVMESH_ERR_INCONSISTENT, "");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(config_from_an_older_header_gets_defaults) {
+  // A caller whose config ends after `backend` (an older, shorter struct).
+  devmesh_config_t cfg = DEVMESH_CONFIG_INITIALIZER;
+  cfg.size = offsetof(devmesh_config_t, backend) + sizeof(const char*);
+  cfg.backend = "mpi";
+  cfg.dim_backends = "not read=at all";  // beyond the caller's size
+  cfg.init_timeout_seconds = -1;         // likewise
+  int shape[1] = {0};
+  const char* names[1] = {"x"};
+  devmesh_t m = nullptr;
+  BOOST_TEST(devmesh_create_ex(MPI_COMM_WORLD, 1, shape, names, &cfg, &m) == DEVMESH_SUCCESS,
+             devmesh_last_error());
+  devmesh_destroy(&m);
+}
+
+BOOST_AUTO_TEST_CASE(rank_list_with_options) {
+  const int n = world_size();
+  std::vector<int> ranks;
+  for (int r = n - 1; r >= 0; --r) ranks.push_back(r);
+  devmesh_config_t cfg = DEVMESH_CONFIG_INITIALIZER;
+  int shape[1] = {0};
+  const char* names[1] = {"x"};
+  devmesh_t m = nullptr;
+  BOOST_TEST(devmesh_create_from_rank_list_ex(MPI_COMM_WORLD, 1, shape, n, ranks.data(), names, &cfg, &m) ==
+             DEVMESH_SUCCESS);
+  int lr = -1;
+  BOOST_TEST(devmesh_local_rank(m, "x", &lr) == DEVMESH_SUCCESS);
+  BOOST_TEST(lr == n - 1 - world_rank());
+  devmesh_destroy(&m);
+}
+
+BOOST_AUTO_TEST_CASE(host_mesh_with_simulated_hosts) {
+  const int n = world_size();
+  const int hosts = n % 2 == 0 ? 2 : 1;
+  for (bool cyclic : {false, true}) {
+    simulate_hosts(hosts, cyclic);
+    devmesh_t m = nullptr;
+    BOOST_TEST(devmesh_create_hosts(MPI_COMM_WORLD, nullptr, "gpu", &m) == DEVMESH_SUCCESS, devmesh_last_error());
+    int h = 0, g = 0;
+    devmesh_size(m, "host", &h);
+    devmesh_size(m, "gpu", &g);
+    BOOST_TEST(h == hosts);
+    BOOST_TEST(g == n / hosts);
+    // Every member of the caller's gpu group is on the caller's host.
+    MPI_Comm gpu;
+    BOOST_TEST(devmesh_comm(m, "gpu", &gpu) == DEVMESH_SUCCESS);
+    const int me = world_rank();
+    for (int r : members(gpu)) {
+      const int host_r = cyclic ? r % hosts : r / (n / hosts);
+      const int host_me = cyclic ? me % hosts : me / (n / hosts);
+      BOOST_TEST(host_r == host_me);
+    }
+    int within = -1;
+    BOOST_TEST(devmesh_dim_within_hosts(m, "gpu", &within) == DEVMESH_SUCCESS);
+    BOOST_TEST(within == 1);
+    BOOST_TEST(devmesh_dim_within_hosts(m, "host", &within) == DEVMESH_SUCCESS);
+    BOOST_TEST(within == (hosts == 1 ? 1 : 0));
+    devmesh_destroy(&m);
+
+    // Host-aware ordering: tp (inner) stays within hosts under cyclic placement.
+    int shape[2] = {hosts, n / hosts};
+    const char* names[2] = {"dp", "tp"};
+    BOOST_TEST(devmesh_create_host_aware(MPI_COMM_WORLD, 2, shape, names, &m) == DEVMESH_SUCCESS,
+               devmesh_last_error());
+    MPI_Comm tp;
+    devmesh_comm(m, "tp", &tp);
+    for (int r : members(tp)) {
+      const int host_r = cyclic ? r % hosts : r / (n / hosts);
+      const int host_me = cyclic ? me % hosts : me / (n / hosts);
+      BOOST_TEST(host_r == host_me);
+    }
+    BOOST_TEST(devmesh_dim_within_hosts(m, "tp", &within) == DEVMESH_SUCCESS);
+    BOOST_TEST(within == 1);
+    devmesh_destroy(&m);
+  }
+  unsetenv("DEVMESH_HOST_ID");
+}
+
+BOOST_AUTO_TEST_CASE(host_errors) {
+  const long before = comm_counter::live();
+  devmesh_t out = sentinel;
+  // Equal dim names: DUPLICATE_NAME everywhere.
+  BOOST_TEST(devmesh_create_hosts(MPI_COMM_WORLD, "a", "a", &out) == DEVMESH_ERR_DUPLICATE_NAME);
+  BOOST_TEST(out == sentinel);
+  // A NULL output pointer on every rank: INVALID_ARGUMENT everywhere.
+  BOOST_TEST(devmesh_create_hosts(MPI_COMM_WORLD, nullptr, nullptr, nullptr) == DEVMESH_ERR_INVALID_ARGUMENT);
+  if (world_size() > 1) {
+    // On one rank only: INCONSISTENT everywhere, nobody hangs.
+    const int rc = devmesh_create_hosts(MPI_COMM_WORLD, nullptr, nullptr, world_rank() == 0 ? nullptr : &out);
+    BOOST_TEST(rc == DEVMESH_ERR_INCONSISTENT);
+    BOOST_TEST(out == sentinel);
+    int shape[1] = {0};
+    const char* names[1] = {"x"};
+    const int rc2 = devmesh_create_host_aware(MPI_COMM_WORLD, 1, world_rank() == 0 ? nullptr : shape, names, &out);
+    BOOST_TEST(rc2 == DEVMESH_ERR_INCONSISTENT);
+    // Uneven simulated hosts (rank 0 alone on its host) when n >= 3.
+    if (world_size() >= 3) {
+      setenv("DEVMESH_HOST_ID", world_rank() == 0 ? "lonely" : "crowded", 1);
+      BOOST_TEST(devmesh_create_hosts(MPI_COMM_WORLD, nullptr, nullptr, &out) == DEVMESH_ERR_SHAPE_MISMATCH);
+      BOOST_TEST(out == sentinel);
+      unsetenv("DEVMESH_HOST_ID");
+    }
+  }
+  // dim_within_hosts needs host info.
+  int shape[1] = {0};
+  const char* names[1] = {"x"};
+  devmesh_t m = nullptr;
+  devmesh_create(MPI_COMM_WORLD, 1, shape, names, &m);
+  int within = 42;
+  BOOST_TEST(devmesh_dim_within_hosts(m, "x", &within) == DEVMESH_ERR_INVALID_ARGUMENT);
+  BOOST_TEST(within == 42);
+  devmesh_destroy(&m);
+  BOOST_TEST(comm_counter::live() == before);
+}
