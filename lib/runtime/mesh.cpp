@@ -259,6 +259,12 @@ Mesh create_root(MPI_Comm parent, std::vector<int> shape, std::vector<std::strin
     h.add(dim);
     h.add(backend);
   }
+  // Backend settings that must agree (the CUDA device may differ per rank).
+  const BackendOptions& b = options.backend_options;
+  h.add(static_cast<std::int64_t>(b.nccl_init));
+  h.add(b.nccl_split_share ? 1 : 0);
+  h.add(b.nccl_scalable_from);
+  h.add(static_cast<std::int64_t>(b.init_timeout_seconds * 1e6));
   // max(h) == h and max(~h) == ~h on every rank exactly when all h agree.
   // The same arguments give the same validation result everywhere, except
   // for what depends on the machine (a GPU for NCCL): the worst status wins.
@@ -437,6 +443,22 @@ void Mesh::create_comms(CommPath path) const {
   const View& v = view();
   MeshState& s = *state_;
   std::lock_guard lock(s.mutex);
+  if (path < CommPath::automatic || path > CommPath::cart_sub)
+    throw Error(Status::invalid_argument, "unknown creation path " + std::to_string(static_cast<int>(path)));
+  // All members must ask for the same layouts by the same path, or the
+  // creations below would not match up: check first, fail everywhere.
+  detail::Hash h;
+  h.add(static_cast<std::int64_t>(path));
+  for (const Dim& d : v.dims()) {
+    h.add(d.name);
+    for (index_t k : detail::key_of(d.layout)) h.add(k);
+  }
+  std::uint64_t mine[2] = {h.h, ~h.h}, all[2] = {0, 0};
+  DEVMESH_MPI(MPI_Allreduce(mine, all, 2, MPI_UINT64_T, MPI_MAX, s.root_comm));
+  if (all[0] != mine[0] || all[1] != mine[1])
+    throw Error(Status::inconsistent,
+                "members of the root called create_comms with different views or paths "
+                "(view here: " + v.to_string() + ")");
   for (const Dim& d : v.dims()) {
     if (path == CommPath::automatic || path == CommPath::create_group) {
       s.entry(d.layout);

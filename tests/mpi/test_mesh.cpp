@@ -276,3 +276,48 @@ BOOST_AUTO_TEST_CASE(backend_collectives) {
   }
   (void)n;
 }
+
+BOOST_AUTO_TEST_CASE(create_comms_with_different_views_fails_everywhere) {
+  const int n = world_size();
+  if (n < 2) return;
+  const long before = comm_counter::live();
+  {
+    Mesh m = Mesh::create(MPI_COMM_WORLD, {0, 0}, {"a", "b"});
+    // Rank 0 asks for (a, b), the others for (b, a): same layouts, other
+    // order, so the creations would not pair up.
+    Mesh v = world_rank() == 0 ? m : m[{"b", "a"}];
+    try {
+      v.create_comms();
+      BOOST_FAIL("no error");
+    } catch (const Error& e) {
+      BOOST_TEST(static_cast<int>(e.status()) == static_cast<int>(Status::inconsistent));
+    }
+    // Different paths are caught too; then the same call works.
+    try {
+      m.create_comms(world_rank() == 0 ? CommPath::split : CommPath::create_group);
+      BOOST_FAIL("no error");
+    } catch (const Error& e) {
+      BOOST_TEST(static_cast<int>(e.status()) == static_cast<int>(Status::inconsistent));
+    }
+    m.create_comms(CommPath::split);
+    check_dim(m, "a");
+    check_dim(m, "b");
+  }
+  BOOST_TEST(comm_counter::live() == before);
+}
+
+BOOST_AUTO_TEST_CASE(backend_options_must_agree) {
+  if (world_size() < 2) return;
+  MeshOptions o;
+  o.backend_options.init_timeout_seconds = world_rank() == 0 ? 5.0 : 6.0;
+  try {
+    Mesh::create(MPI_COMM_WORLD, {0}, {"x"}, o);
+    BOOST_FAIL("no error");
+  } catch (const Error& e) {
+    BOOST_TEST(static_cast<int>(e.status()) == static_cast<int>(Status::inconsistent));
+  }
+  // The CUDA device may differ per rank.
+  MeshOptions d;
+  d.backend_options.device = world_rank();
+  BOOST_TEST(Mesh::create(MPI_COMM_WORLD, {0}, {"x"}, d).is_member());
+}
