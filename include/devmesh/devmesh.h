@@ -318,7 +318,9 @@ DEVMESH_C_API int devmesh_comm_f(devmesh_t m, const char *dim, MPI_Fint *comm);
 
 /* Creates the communicators of every dim of m at once, by path (a
  * devmesh_comm_path). Collective over all members of the root.
- * Errors: an unknown path -> INVALID_ARGUMENT; MPI failure -> BACKEND. */
+ * Errors: members that passed different paths or views -> INCONSISTENT on
+ * every member; an unknown path (on every member) -> INVALID_ARGUMENT; a
+ * mesh released by MPI_Finalize -> INVALID_ARGUMENT; MPI failure -> BACKEND. */
 DEVMESH_C_API int devmesh_create_comms(devmesh_t m, int path);
 
 /* The root as an MPI Cartesian communicator (MPI_Cart_create, no

@@ -238,6 +238,18 @@ Mesh create_root(MPI_Comm parent, std::vector<int> shape, std::vector<std::strin
   try {
     if (ranks && ranks->empty()) throw Error(Status::invalid_argument, "the rank list is empty");
     check_backend_name(options.backend);
+    const BackendOptions& bo = options.backend_options;
+    if (bo.nccl_init != NcclInit::unique_id && bo.nccl_init != NcclInit::split)
+      throw Error(Status::invalid_argument,
+                  "nccl_init " + std::to_string(static_cast<int>(bo.nccl_init)) + " is not an NcclInit");
+    if (bo.nccl_scalable_from < 1)
+      throw Error(Status::invalid_argument, "nccl_scalable_from is " + std::to_string(bo.nccl_scalable_from) +
+                                                "; it must be at least 1");
+    if (!(bo.init_timeout_seconds > 0))
+      throw Error(Status::invalid_argument, "init_timeout_seconds must be positive");
+    if (bo.device < -1)
+      throw Error(Status::invalid_argument, "device " + std::to_string(bo.device) +
+                                                " is not a device number (-1: automatic)");
     for (const auto& [dim, backend] : options.dim_backends) check_backend_name(backend);
     RootSpec spec{widen(shape), names, world, ranks ? widen(*ranks) : std::vector<index_t>{}};
     view = View::create(std::move(spec));
@@ -443,10 +455,13 @@ void Mesh::create_comms(CommPath path) const {
   const View& v = view();
   MeshState& s = *state_;
   std::lock_guard lock(s.mutex);
-  if (path < CommPath::automatic || path > CommPath::cart_sub)
-    throw Error(Status::invalid_argument, "unknown creation path " + std::to_string(static_cast<int>(path)));
+  // No MPI call after MPI_Finalize (the check below is one).
+  if (s.released()) throw Error(Status::invalid_argument, "the mesh was released by MPI_Finalize");
   // All members must ask for the same layouts by the same path, or the
-  // creations below would not match up: check first, fail everywhere.
+  // creations below would not match up: check first, fail everywhere. An
+  // unknown path takes part in the check too, so that a member passing one
+  // alone fails with the others instead of leaving them waiting.
+  const bool known_path = path >= CommPath::automatic && path <= CommPath::cart_sub;
   detail::Hash h;
   h.add(static_cast<std::int64_t>(path));
   for (const Dim& d : v.dims()) {
@@ -459,6 +474,8 @@ void Mesh::create_comms(CommPath path) const {
     throw Error(Status::inconsistent,
                 "members of the root called create_comms with different views or paths "
                 "(view here: " + v.to_string() + ")");
+  if (!known_path)
+    throw Error(Status::invalid_argument, "unknown creation path " + std::to_string(static_cast<int>(path)));
   for (const Dim& d : v.dims()) {
     if (path == CommPath::automatic || path == CommPath::create_group) {
       s.entry(d.layout);

@@ -43,6 +43,7 @@ struct MeshState {
   MPI_Comm cart();
   // Frees every communicator (idempotent; no MPI call after MPI_Finalize).
   void release() noexcept;
+  bool released() const noexcept { return released_; }
 
   const View root;             // the root view
   MPI_Comm root_comm;          // members in root-index order; owned

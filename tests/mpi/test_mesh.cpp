@@ -321,3 +321,27 @@ BOOST_AUTO_TEST_CASE(backend_options_must_agree) {
   d.backend_options.device = world_rank();
   BOOST_TEST(Mesh::create(MPI_COMM_WORLD, {0}, {"x"}, d).is_member());
 }
+
+BOOST_AUTO_TEST_CASE(bad_backend_options_are_invalid_everywhere) {
+  auto expect_invalid = [](const MeshOptions& o, const std::string& needle) {
+    try {
+      Mesh::create(MPI_COMM_WORLD, {0}, {"x"}, o);
+      BOOST_FAIL("no error");
+    } catch (const Error& e) {
+      BOOST_TEST(static_cast<int>(e.status()) == static_cast<int>(Status::invalid_argument));
+      BOOST_TEST(std::string(e.what()).find(needle) != std::string::npos, e.what());
+    }
+  };
+  MeshOptions o;
+  o.backend_options.init_timeout_seconds = 0;
+  expect_invalid(o, "init_timeout_seconds");
+  o = {};
+  o.backend_options.nccl_scalable_from = 0;
+  expect_invalid(o, "nccl_scalable_from");
+  o = {};
+  o.backend_options.nccl_init = static_cast<NcclInit>(9);
+  expect_invalid(o, "nccl_init 9");
+  o = {};
+  o.backend_options.device = -3;
+  expect_invalid(o, "device -3");
+}
