@@ -25,17 +25,6 @@
 
 namespace {
 
-int world_size() {
-  int n = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
-  return n;
-}
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-
 // A value no call writes: outputs are pre-filled with it.
 devmesh_t const sentinel = reinterpret_cast<devmesh_t>(std::uintptr_t{0x5e17});
 constexpr int int_sentinel = -12345;
@@ -65,14 +54,6 @@ struct Names {
   const char* const* data() const { return p.data(); }
   int size() const { return static_cast<int>(p.size()); }
 };
-
-// True when every rank of the world has the same value.
-bool same_everywhere(int v) {
-  int lo = 0, hi = 0;
-  MPI_Allreduce(&v, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  MPI_Allreduce(&v, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  return lo == hi;
-}
 
 // Checks a failed call: the exact status and a message that names it.
 void expect_error(int got, int want, const std::string& needle) {

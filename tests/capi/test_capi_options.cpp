@@ -20,25 +20,7 @@ extern "C" int devmesh_nccl_comm(devmesh_t m, const char* dim, ncclComm_t* comm)
 
 namespace {
 
-int world_size() {
-  int n = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
-  return n;
-}
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-
 devmesh_t const sentinel = reinterpret_cast<devmesh_t>(std::uintptr_t{0x5e17});
-
-bool same_everywhere(int v) {
-  int lo = 0, hi = 0;
-  MPI_Allreduce(&v, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  MPI_Allreduce(&v, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  return lo == hi;
-}
 
 // A failing create: the status, the message, the same status on every
 // rank, the output untouched, nothing leaked.

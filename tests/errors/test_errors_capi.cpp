@@ -23,27 +23,9 @@ extern "C" int devmesh_nccl_comm(devmesh_t m, const char* dim, ncclComm_t* comm)
 
 namespace {
 
-int world_size() {
-  int n = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
-  return n;
-}
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-
 // Values no call writes: outputs are pre-filled with them.
 devmesh_t const sentinel = reinterpret_cast<devmesh_t>(std::uintptr_t{0x5e17});
 constexpr int int_sentinel = -12345;
-
-bool same_everywhere(int v) {
-  int lo = 0, hi = 0;
-  MPI_Allreduce(&v, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  MPI_Allreduce(&v, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  return lo == hi;
-}
 
 // The exact status and a message naming the problem.
 void expect_error(int got, int want, const std::string& needle) {

@@ -24,25 +24,6 @@ namespace {
 using Names = std::vector<std::string>;
 using Ints = std::vector<int>;
 
-int world_size() {
-  int n = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
-  return n;
-}
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-
-// True when every rank of the world has the same value.
-bool same_everywhere(int v) {
-  int lo = 0, hi = 0;
-  MPI_Allreduce(&v, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  MPI_Allreduce(&v, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  return lo == hi;
-}
-
 // Runs f, which must throw Error(want) with a message containing every
 // needle; returns the status it got (success when nothing was thrown).
 Status expect_error(const std::function<void()>& f, Status want, std::initializer_list<std::string_view> needles) {

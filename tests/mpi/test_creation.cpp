@@ -16,17 +16,6 @@ using namespace devmesh;
 
 namespace {
 
-int world_size() {
-  int n = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
-  return n;
-}
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-
 Status status_of(const std::function<void()>& f) {
   try {
     f();

@@ -18,17 +18,6 @@ using namespace devmesh;
 
 namespace {
 
-int world_size() {
-  int n = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
-  return n;
-}
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-
 // Sets DEVMESH_HOST_ID for the lifetime of the object (unset: nullptr).
 struct HostId {
   explicit HostId(const char* value) {

@@ -14,17 +14,6 @@ using namespace devmesh;
 
 namespace {
 
-int world_size() {
-  int n = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
-  return n;
-}
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-
 // Parent (world) ranks of comm's members in comm rank order.
 std::vector<int> members(MPI_Comm comm) {
   MPI_Group g, w;

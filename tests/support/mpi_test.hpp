@@ -4,3 +4,26 @@
 #define BOOST_TEST_NO_MAIN
 #define BOOST_TEST_ALTERNATIVE_INIT_API
 #include <boost/test/unit_test.hpp>
+
+#include <mpi.h>
+
+// Small helpers shared by the MPI test programs.
+inline int world_size() {
+  int n = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  return n;
+}
+
+inline int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+// True when every rank of the world passed the same value.
+inline bool same_everywhere(int v) {
+  int lo = 0, hi = 0;
+  MPI_Allreduce(&v, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&v, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return lo == hi;
+}
