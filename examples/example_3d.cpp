@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
     if (rank == 0) {
       std::printf("sub-meshes reuse the parent's communicators: %s\n", reused ? "yes" : "NO");
       std::printf("rank 0 sits at (replicate, shard, tp) = (%d, %d, %d)\n", c[0], c[1], c[2]);
-      std::printf("communicators created: %d (root + 3 dims + 1 flattened)\n", mesh.comm_count());
+      std::printf("communicators created: %d (3 dims + 1 flattened)\n", mesh.comm_count());
       std::printf("%s\n", total == 0 && reused ? "all groups verified" : "VERIFICATION FAILED");
     }
     failures = total + !reused;

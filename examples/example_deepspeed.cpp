@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
 
     example::say(MPI_COMM_WORLD, "Ulysses all-to-all over sequence_parallel (%d ranks) moved every head group to its owner\n", sp);
     example::say(MPI_COMM_WORLD, "gradient allreduce over sequence_data_parallel (%d ranks) summed every rank\n", sdp.size());
-    example::say(MPI_COMM_WORLD, "communicators created: %d (root + 2 dims + 1 flattened)\n", mesh.comm_count());
+    example::say(MPI_COMM_WORLD, "communicators created: %d (2 dims + 1 flattened)\n", mesh.comm_count());
     status = example::finish(failures, MPI_COMM_WORLD);
   } catch (const devmesh::Error& e) {
     std::fprintf(stderr, "devmesh error: %s\n", e.what());

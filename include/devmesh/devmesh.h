@@ -296,8 +296,10 @@ DEVMESH_C_API int devmesh_root_size(devmesh_t m, int *size);
 /* The caller's rank in the parent communicator. */
 DEVMESH_C_API int devmesh_parent_rank(devmesh_t m, int *rank);
 
-/* Communicators m's root has created so far, its own root communicator
- * included (for checking that views reuse communicators). */
+/* Communicators m's root has created so far (for checking that views
+ * reuse communicators): one per distinct layout asked for, plus the root's
+ * own communicator once an operation over all root members needed it
+ * (devmesh_create_comms, devmesh_cart_comm); devmesh_create makes none. */
 DEVMESH_C_API int devmesh_comm_count(devmesh_t m, int *count);
 
 /* ---- communicators --------------------------------------------------------- */

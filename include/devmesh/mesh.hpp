@@ -8,6 +8,16 @@
 // Handles may be destroyed in any order; the last one frees the root's
 // communicators (never the parent).
 //
+// Creation makes no communicator: it only checks, in one MPI_Allreduce
+// over the parent, that every rank passed the same arguments. With MPI 4, a
+// dim's communicator is made with MPI_Comm_create_from_group over just the
+// caller's group, errors returned; the parent is not used again and may be
+// freed. A communicator of all root members (the "root communicator") is
+// made when an operation over all of them first needs it: create_comms(),
+// cart_comm(), record_hosts(), NCCL's split initialisation. (With MPI 3,
+// Mesh::create makes the root communicator and communicators are made from
+// it with MPI_Comm_create_group.)
+//
 // Collectiveness, the thing to know to avoid a deadlock:
 //   create            collective over the parent communicator
 //   slice/flatten/unflatten/root, every query      not collective
@@ -37,7 +47,7 @@
 
 namespace devmesh {
 
-// How communicators are created from the root's communicator.
+// How create_comms() creates communicators.
 //
 // automatic is create_group at every size, from the data in
 // docs/BENCHMARKS.md ("Creation paths and the default"): measured side by
@@ -50,7 +60,8 @@ namespace devmesh {
 // over the caller's group only (MPICH: O(log g) rounds, O(g) memory).
 enum class CommPath : int {
   automatic = 0,     // create_group (see above)
-  create_group = 1,  // MPI_Comm_create_group over just the caller's group
+  create_group = 1,  // a communicator over just the caller's group (MPI 4:
+                     // MPI_Comm_create_from_group; MPI 3: MPI_Comm_create_group)
   split = 2,         // MPI_Comm_split over all root members (create_comms only)
   cart_sub = 3,      // MPI_Cart_sub where the dim is a set of root dims in
                      // root order, else create_group (create_comms only)
@@ -127,8 +138,9 @@ class DEVMESH_API Mesh {
   // reordering, non-periodic): its rank x is root index x. Collective over
   // all members of the root the first time.
   MPI_Comm cart_comm() const;
-  // Communicators the root has created so far (its own root communicator
-  // included), for checking reuse.
+  // Communicators the root has created so far, for checking reuse: one per
+  // distinct layout asked for, plus the root communicator once made (see
+  // above). create() makes none.
   int comm_count() const;
 
  private:

@@ -207,8 +207,13 @@ void record_hosts(const Mesh& mesh) {
     std::lock_guard lock(state->mutex);
     if (state->hosts) return;
   }
-  // Rank x of root_comm is root index x.
-  std::vector<int> host_of = host_table(state->root_comm);
+  // Rank x of the root communicator is root index x.
+  MPI_Comm root_comm = MPI_COMM_NULL;
+  {
+    std::lock_guard lock(state->mutex);
+    root_comm = state->root_comm();
+  }
+  std::vector<int> host_of = host_table(root_comm);
   auto hosts = std::make_shared<detail::RootHosts>();
   hosts->caller = host_info_of(host_of, state->index);
   bool host_major = hosts->caller.uniform;

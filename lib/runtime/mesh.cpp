@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <set>
 #include <utility>
@@ -72,10 +73,8 @@ const std::string& backend_of(const MeshOptions& options, std::string_view dim) 
   return options.backend;
 }
 
-MeshState::MeshState(View r, MPI_Comm comm, MeshOptions opts)
-    : root(std::move(r)), root_comm(comm), options(std::move(opts)) {
-  DEVMESH_MPI(MPI_Comm_rank(root_comm, &index));
-  DEVMESH_MPI(MPI_Comm_group(root_comm, &root_group));
+MeshState::MeshState(View r, MPI_Group group, int idx, std::string root_id, MeshOptions opts)
+    : root(std::move(r)), root_group(group), index(idx), id(std::move(root_id)), options(std::move(opts)) {
   std::lock_guard lock(live_mutex);
   live().insert(this);
 }
@@ -100,8 +99,8 @@ void MeshState::release() noexcept {
   backends_.clear();
   if (alive) {
     if (cart_ != MPI_COMM_NULL) MPI_Comm_free(&cart_);
+    if (root_comm_ != MPI_COMM_NULL) MPI_Comm_free(&root_comm_);
     if (root_group != MPI_GROUP_NULL) MPI_Group_free(&root_group);
-    if (root_comm != MPI_COMM_NULL) MPI_Comm_free(&root_comm);
   }
 }
 
@@ -120,27 +119,66 @@ MeshState::Entry& MeshState::adopt(const Layout& layout, MPI_Comm comm) {
 MeshState::Entry& MeshState::entry(const Layout& layout) {
   if (released_) throw Error(Status::invalid_argument, "the mesh was released by MPI_Finalize");
   if (Entry* e = find(layout)) return *e;
-  // The caller's group in local-rank order, as ranks of root_comm.
+  // The caller's group in local-rank order, as root indices.
   const index_t base = group_base(layout, index);
   const index_t n = size(layout);
   std::vector<int> members(static_cast<std::size_t>(n));
   for (index_t k = 0; k < n; ++k) members[static_cast<std::size_t>(k)] = static_cast<int>(base + offset(layout, k));
-  // A tag per layout keeps concurrent creations of different layouts apart.
-  Hash h;
-  for (index_t v : key_of(layout)) h.add(v);
-  const int tag = static_cast<int>(h.h % 32000u);
+  std::string what = "layout " + to_string(coalesce(layout));
+  return adopt(layout, make_comm(members, what));
+}
+
+#if MPI_VERSION >= 4
+// MPI 4: a communicator straight from a group, no parent communicator
+// involved (so none needs to exist, and the user's may be freed), collective
+// over the group only, errors returned from the start. The string tag
+// names the root and the layout, so concurrent creations never mix.
+MPI_Comm MeshState::make_comm(const std::vector<int>& members, const std::string& what) {
   MPI_Group group = MPI_GROUP_NULL;
   MPI_Comm comm = MPI_COMM_NULL;
-  DEVMESH_MPI(MPI_Group_incl(root_group, static_cast<int>(n), members.data(), &group));
-  const int rc = MPI_Comm_create_group(root_comm, group, tag, &comm);
+  DEVMESH_MPI(MPI_Group_incl(root_group, static_cast<int>(members.size()), members.data(), &group));
+  const std::string tag = "devmesh:" + id + ":" + what;
+  const int rc = MPI_Comm_create_from_group(group, tag.c_str(), MPI_INFO_NULL, MPI_ERRORS_RETURN, &comm);
+  MPI_Group_free(&group);
+  check_mpi(rc, "MPI_Comm_create_from_group");
+  return comm;
+}
+
+MPI_Comm MeshState::root_comm() {
+  if (released_) throw Error(Status::invalid_argument, "the mesh was released by MPI_Finalize");
+  if (root_comm_ != MPI_COMM_NULL) return root_comm_;
+  int n = 0;
+  DEVMESH_MPI(MPI_Group_size(root_group, &n));
+  std::vector<int> all(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) all[static_cast<std::size_t>(i)] = i;
+  root_comm_ = make_comm(all, "root");
+  ++created;
+  return root_comm_;
+}
+#else
+// MPI 3: communicators come from the root communicator, which Mesh::create
+// then makes right away (see create_root).
+MPI_Comm MeshState::make_comm(const std::vector<int>& members, const std::string& what) {
+  MPI_Group group = MPI_GROUP_NULL;
+  MPI_Comm comm = MPI_COMM_NULL;
+  DEVMESH_MPI(MPI_Group_incl(root_group, static_cast<int>(members.size()), members.data(), &group));
+  Hash h;
+  h.add(what);
+  const int rc = MPI_Comm_create_group(root_comm(), group, static_cast<int>(h.h % 32000u), &comm);
   MPI_Group_free(&group);
   check_mpi(rc, "MPI_Comm_create_group");
   if (int e = MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN); e != MPI_SUCCESS) {
     MPI_Comm_free(&comm);
     check_mpi(e, "MPI_Comm_set_errhandler");
   }
-  return adopt(layout, comm);
+  return comm;
 }
+
+MPI_Comm MeshState::root_comm() {
+  if (released_) throw Error(Status::invalid_argument, "the mesh was released by MPI_Finalize");
+  return root_comm_;
+}
+#endif
 
 void MeshState::add_backend(std::unique_ptr<Backend> backend) {
   std::string name(backend->name());
@@ -156,7 +194,7 @@ Communicator& MeshState::upgraded(const Layout& layout, const std::string& backe
     b = backends_.emplace(backend, make_backend(backend, options.backend_options)).first;
   GroupContext ctx;
   ctx.group = e.comm;
-  ctx.root = root_comm;
+  if (all_root_members) ctx.root = root_comm();
   ctx.host_local_rank = host_local_rank;
   ctx.all_root_members = all_root_members;
   ctx.color = static_cast<int>(group_base(layout, index));
@@ -172,7 +210,7 @@ MPI_Comm MeshState::cart() {
   for (index_t n : root.root_shape()) dims.push_back(static_cast<int>(n));
   std::vector<int> periods(dims.size(), 0);
   MPI_Comm c = MPI_COMM_NULL;
-  DEVMESH_MPI(MPI_Cart_create(root_comm, static_cast<int>(dims.size()), dims.data(), periods.data(), 0, &c));
+  DEVMESH_MPI(MPI_Cart_create(root_comm(), static_cast<int>(dims.size()), dims.data(), periods.data(), 0, &c));
   if (int e = MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN); e != MPI_SUCCESS) {
     MPI_Comm_free(&c);
     check_mpi(e, "MPI_Comm_set_errhandler");
@@ -201,21 +239,6 @@ bool uses_gpu_backend(const MeshOptions& options) {
   for (const auto& [dim, backend] : options.dim_backends)
     if (backend != "mpi") return true;
   return false;
-}
-
-// MPI_Comm_idup(parent, dup) overlapped with an MPI_Iallreduce (MPI_MAX)
-// of n uint64 from mine into all; waits for both. On failure *dup is freed
-// and the first error code returned. Collective over parent.
-int idup_checked(MPI_Comm parent, const std::uint64_t* mine, std::uint64_t* all, int n, MPI_Comm* dup) {
-  MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-  int rc = MPI_Comm_idup(parent, dup, &req[0]);
-  if (rc != MPI_SUCCESS) return rc;
-  rc = MPI_Iallreduce(mine, all, n, MPI_UINT64_T, MPI_MAX, parent, &req[1]);
-  // Completes the duplicate even when the check could not start.
-  const int wait_rc = MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
-  if (rc == MPI_SUCCESS) rc = wait_rc;
-  if (rc != MPI_SUCCESS && *dup != MPI_COMM_NULL) MPI_Comm_free(dup);
-  return rc;
 }
 
 Mesh create_root(MPI_Comm parent, std::vector<int> shape, std::vector<std::string> names,
@@ -280,22 +303,18 @@ Mesh create_root(MPI_Comm parent, std::vector<int> shape, std::vector<std::strin
   // max(h) == h and max(~h) == ~h on every rank exactly when all h agree.
   // The same arguments give the same validation result everywhere, except
   // for what depends on the machine (a GPU for NCCL): the worst status wins.
-  std::uint64_t mine[3] = {h.h, ~h.h, static_cast<std::uint64_t>(status)};
-  std::uint64_t all[3] = {0, 0, 0};
-  // Every rank makes the same collective calls on parent whatever its
-  // arguments, so that ranks that disagree get an error instead of a hang:
-  // a duplicate of the parent is started and the check runs while it
-  // completes. Overlapped, the two cost about one collective's latency
-  // (docs/BENCHMARKS.md: creation).
-  MPI_Comm dup = MPI_COMM_NULL;
-  detail::check_mpi(idup_checked(parent, mine, all, 3, &dup), "mesh creation's argument check");
-  // Frees the duplicate on every way out but the one that keeps it.
-  struct DupGuard {
-    MPI_Comm* comm;
-    ~DupGuard() {
-      if (*comm != MPI_COMM_NULL) MPI_Comm_free(comm);
-    }
-  } dup_guard{&dup};
+  // The same reduction agrees on a sequence number for the new root (the
+  // largest of the ranks' counters of roots made so far), which keeps the
+  // roots' creation tags apart.
+  static std::atomic<std::uint64_t> roots_made{0};
+  std::uint64_t mine[4] = {h.h, ~h.h, static_cast<std::uint64_t>(status), roots_made.load()};
+  std::uint64_t all[4] = {0, 0, 0, 0};
+  // Every rank makes this one collective call whatever its arguments, so
+  // that ranks that disagree get an error instead of a hang. It is the only
+  // communication of creation: no communicator is made until one is asked
+  // for (with MPI 4; see make_comm).
+  DEVMESH_MPI(MPI_Allreduce(mine, all, 4, MPI_UINT64_T, MPI_MAX, parent));
+  roots_made = all[3] + 1;
   if (all[0] != mine[0] || all[1] != mine[1])
     throw Error(Status::inconsistent,
                 "ranks of the parent communicator passed different arguments to mesh creation "
@@ -306,41 +325,50 @@ Mesh create_root(MPI_Comm parent, std::vector<int> shape, std::vector<std::strin
     throw Error(worst, "mesh creation failed on another rank with status " +
                            std::string(status_name(worst)));
   }
-
-  // The root communicator: members only, in root-index order, errors returned.
-  MPI_Comm root_comm = MPI_COMM_NULL;
+  // GPU backends pick a device by the rank's position on its host
+  // (DEVMESH_HOST_ID honoured, see hosts.hpp). Collective over parent.
+  const int host_rank = uses_gpu_backend(options) ? discover_hosts(parent).local_rank : 0;
+  // The members in root-index order, as a group (no communicator yet).
+  MPI_Group parent_group = MPI_GROUP_NULL, group = MPI_GROUP_NULL;
+  DEVMESH_MPI(MPI_Comm_group(parent, &parent_group));
   if (!ranks) {
-    std::swap(root_comm, dup);
+    group = parent_group;
   } else {
-    // Made from the private duplicate: its tag cannot meet the user's own
-    // MPI_Comm_create_group calls on parent.
-    if (!view->root_index(me)) return Mesh();
-    MPI_Group pg = MPI_GROUP_NULL, g = MPI_GROUP_NULL;
-    DEVMESH_MPI(MPI_Comm_group(dup, &pg));
-    int rc = MPI_Group_incl(pg, static_cast<int>(ranks->size()), ranks->data(), &g);
-    MPI_Group_free(&pg);
+    const int rc = MPI_Group_incl(parent_group, static_cast<int>(ranks->size()), ranks->data(), &group);
+    MPI_Group_free(&parent_group);
     detail::check_mpi(rc, "MPI_Group_incl");
-    rc = MPI_Comm_create_group(dup, g, 0x6d68, &root_comm);
-    MPI_Group_free(&g);
-    detail::check_mpi(rc, "MPI_Comm_create_group");
   }
-  if (int e = MPI_Comm_set_errhandler(root_comm, MPI_ERRORS_RETURN); e != MPI_SUCCESS) {
-    MPI_Comm_free(&root_comm);
-    detail::check_mpi(e, "MPI_Comm_set_errhandler");
+#if MPI_VERSION < 4
+  // Without MPI_Comm_create_from_group, communicators are made from a root
+  // communicator, made here: collective over parent (non-members get
+  // MPI_COMM_NULL).
+  MPI_Comm root_comm = MPI_COMM_NULL;
+  if (int rc = MPI_Comm_create(parent, group, &root_comm); rc != MPI_SUCCESS) {
+    MPI_Group_free(&group);
+    detail::check_mpi(rc, "MPI_Comm_create");
+  }
+  if (root_comm != MPI_COMM_NULL) MPI_Comm_set_errhandler(root_comm, MPI_ERRORS_RETURN);
+#endif
+  const std::optional<index_t> index = view->root_index(me);
+  if (!index) {
+    MPI_Group_free(&group);
+    return Mesh();
   }
   std::shared_ptr<MeshState> state;
   try {
     detail::watch_finalize();
-    state = std::make_shared<MeshState>(*view, root_comm, options);
+    state = std::make_shared<MeshState>(*view, group, static_cast<int>(*index),
+                                        std::to_string(all[3]) + "." + std::to_string(h.h), options);
   } catch (...) {
-    if (!state) MPI_Comm_free(&root_comm);
+    if (!state) MPI_Group_free(&group);
     throw;
   }
   state->parent_rank = me;
+  state->host_local_rank = host_rank;
   state->add_backend(std::move(backend));
-  // GPU backends pick a device by the rank's position on its host
-  // (DEVMESH_HOST_ID honoured, see hosts.hpp).
-  if (uses_gpu_backend(options)) state->host_local_rank = discover_hosts(root_comm).local_rank;
+#if MPI_VERSION < 4
+  state->adopt_root(root_comm);
+#endif
   return wrap(*view, std::move(state));
 }
 
@@ -469,13 +497,17 @@ void Mesh::create_comms(CommPath path) const {
     for (index_t k : detail::key_of(d.layout)) h.add(k);
   }
   std::uint64_t mine[2] = {h.h, ~h.h}, all[2] = {0, 0};
-  DEVMESH_MPI(MPI_Allreduce(mine, all, 2, MPI_UINT64_T, MPI_MAX, s.root_comm));
-  if (all[0] != mine[0] || all[1] != mine[1])
-    throw Error(Status::inconsistent,
-                "members of the root called create_comms with different views or paths "
-                "(view here: " + v.to_string() + ")");
-  if (!known_path)
+  const bool had_root = s.has_root_comm();
+  DEVMESH_MPI(MPI_Allreduce(mine, all, 2, MPI_UINT64_T, MPI_MAX, s.root_comm()));
+  const bool agree = all[0] == mine[0] && all[1] == mine[1];
+  if (!agree || !known_path) {
+    if (!had_root) s.drop_root_comm();  // a failed call leaves nothing made
+    if (!agree)
+      throw Error(Status::inconsistent,
+                  "members of the root called create_comms with different views or paths "
+                  "(view here: " + v.to_string() + ")");
     throw Error(Status::invalid_argument, "unknown creation path " + std::to_string(static_cast<int>(path)));
+  }
   for (const Dim& d : v.dims()) {
     if (path == CommPath::automatic || path == CommPath::create_group) {
       s.entry(d.layout);
@@ -485,7 +517,7 @@ void Mesh::create_comms(CommPath path) const {
     MPI_Comm c = MPI_COMM_NULL;
     if (path == CommPath::split) {
       const int color = have ? MPI_UNDEFINED : static_cast<int>(group_base(d.layout, s.index));
-      DEVMESH_MPI(MPI_Comm_split(s.root_comm, color, static_cast<int>(local_index(d.layout, s.index)), &c));
+      DEVMESH_MPI(MPI_Comm_split(s.root_comm(), color, static_cast<int>(local_index(d.layout, s.index)), &c));
     } else {  // cart_sub
       std::vector<int> remain = cart_remain(s.root, d.layout);
       if (remain.empty()) {

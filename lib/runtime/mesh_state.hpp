@@ -16,7 +16,10 @@ namespace devmesh::detail {
 struct RootHosts;  // hosts.hpp
 
 struct MeshState {
-  MeshState(View root, MPI_Comm root_comm, MeshOptions options);
+  // root_group: the members in root-index order (owned); index: the
+  // caller's root index; id: names this root in creation tags, the same on
+  // every member and unique among the roots of the process.
+  MeshState(View root, MPI_Group root_group, int index, std::string id, MeshOptions options);
   ~MeshState();
   MeshState(const MeshState&) = delete;
   MeshState& operator=(const MeshState&) = delete;
@@ -41,18 +44,36 @@ struct MeshState {
   // Keeps a backend made (and so checked) at creation.
   void add_backend(std::unique_ptr<Backend> backend);
   MPI_Comm cart();
+  // The communicator of all root members in root-index order, created on
+  // first use. Collective over all root members then. Caller holds `mutex`.
+  MPI_Comm root_comm();
+  // A new communicator over the root members listed (root indices, in rank
+  // order), errors returned. Collective over those members.
+  MPI_Comm make_comm(const std::vector<int>& members, const std::string& what);
+  bool has_root_comm() const noexcept { return root_comm_ != MPI_COMM_NULL; }
+  // Frees the root communicator (when nothing else was made from it).
+  void drop_root_comm() noexcept {
+    if (root_comm_ != MPI_COMM_NULL && MPI_Comm_free(&root_comm_) == MPI_SUCCESS) --created;
+  }
+#if MPI_VERSION < 4
+  // MPI 3: the root communicator made at creation (owned from now on).
+  void adopt_root(MPI_Comm comm) {
+    root_comm_ = comm;
+    ++created;
+  }
+#endif
   // Frees every communicator (idempotent; no MPI call after MPI_Finalize).
   void release() noexcept;
   bool released() const noexcept { return released_; }
 
   const View root;             // the root view
-  MPI_Comm root_comm;          // members in root-index order; owned
-  MPI_Group root_group = MPI_GROUP_NULL;
+  MPI_Group root_group;        // members in root-index order; owned
+  const int index;             // caller's root index
+  const std::string id;        // see the constructor
   const MeshOptions options;
-  int index = 0;               // caller's root index == rank in root_comm
   int parent_rank = 0;
-  int host_local_rank = 0;     // rank among root members on the same host
-  int created = 1;             // communicators made, root_comm included
+  int host_local_rank = 0;     // rank among the parent's ranks on the same host
+  int created = 0;             // communicators made, the root's own included
   // The hosts of the root's members, once recorded (hosts.cpp); guarded by mutex.
   std::shared_ptr<const RootHosts> hosts;
   std::mutex mutex;
@@ -61,6 +82,7 @@ struct MeshState {
   std::map<std::vector<index_t>, Entry> cache_;
   std::map<std::string, std::unique_ptr<Backend>, std::less<>> backends_;
   MPI_Comm cart_ = MPI_COMM_NULL;
+  MPI_Comm root_comm_ = MPI_COMM_NULL;
   bool released_ = false;
 };
 

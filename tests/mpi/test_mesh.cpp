@@ -5,6 +5,7 @@
 #include "mpi_test.hpp"
 
 #include <numeric>
+#include <optional>
 #include <set>
 
 #include "comm_counter.hpp"
@@ -112,9 +113,9 @@ BOOST_AUTO_TEST_CASE(views_reuse_communicators) {
   const int n = world_size();
   Mesh m = Mesh::create(MPI_COMM_WORLD, {0, 0, 0}, {"dp", "cp", "tp"});
   const long start = comm_counter::created();
-  BOOST_TEST(m.comm_count() == 1);  // just the root communicator
+  BOOST_TEST(m.comm_count() == 0);  // creation makes no communicator
   MPI_Comm tp = m.comm("tp");
-  BOOST_TEST(m.comm_count() == 2);
+  BOOST_TEST(m.comm_count() == 1);
   Mesh sub = m[{"cp", "tp"}];
   BOOST_TEST(sub.comm("tp") == tp);
   BOOST_TEST(m["tp"].comm() == tp);
@@ -128,10 +129,10 @@ BOOST_AUTO_TEST_CASE(views_reuse_communicators) {
   Mesh back = m[{"dp", "cp"}].flatten().unflatten("dp_cp", {m.size("dp"), m.size("cp")}, {"x", "y"});
   BOOST_TEST(back.comm("x") == m.comm("dp"));
   // One communicator per distinct layout asked for (size-1 dims coalesce
-  // to the same trivial layout), plus the root's.
+  // to the same trivial layout), nothing else.
   const int layouts = distinct({m.view().dim("tp").layout, m[{"dp", "cp"}].flatten().view().dims()[0].layout,
                                 m.view().dim("dp").layout});
-  BOOST_TEST(m.comm_count() == 1 + layouts);
+  BOOST_TEST(m.comm_count() == layouts);
   BOOST_TEST(comm_counter::created() - start == layouts);
   (void)n;
 }
@@ -333,4 +334,29 @@ BOOST_AUTO_TEST_CASE(bad_backend_options_are_invalid_everywhere) {
   o = {};
   o.backend_options.device = -3;
   expect_invalid(o, "device -3");
+}
+
+BOOST_AUTO_TEST_CASE(creation_makes_no_communicator_and_outlives_its_parent) {
+  const long before = comm_counter::live();
+  MPI_Comm parent = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &parent);
+  std::optional<Mesh> m;
+  m.emplace(Mesh::create(parent, {0, 0}, {"a", "b"}));
+  BOOST_TEST(comm_counter::live() - before == 1);  // the parent only
+  BOOST_TEST(m->comm_count() == 0);
+  // Communicators are made from groups, so the parent may go.
+  MPI_Comm_free(&parent);
+#if MPI_VERSION >= 4
+  check_dim(*m, "a");
+  check_dim(*m, "b");
+  check_dim(m->flatten(), "a_b");
+  BOOST_TEST(m->comm_count() == distinct({m->view().dims()[0].layout, m->view().dims()[1].layout,
+                                          m->flatten().view().dims()[0].layout}));
+  // The root communicator is made on demand by a call over all members.
+  const int before_cart = m->comm_count();
+  m->cart_comm();
+  BOOST_TEST(m->comm_count() == before_cart + 2);  // root communicator + Cartesian
+#endif
+  m.reset();
+  BOOST_TEST(comm_counter::live() == before);
 }

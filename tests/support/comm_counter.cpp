@@ -35,6 +35,11 @@ int MPI_Comm_create(MPI_Comm c, MPI_Group g, MPI_Comm* out) { return count(PMPI_
 int MPI_Comm_create_group(MPI_Comm c, MPI_Group g, int tag, MPI_Comm* out) {
   return count(PMPI_Comm_create_group(c, g, tag, out), out);
 }
+#if MPI_VERSION >= 4
+int MPI_Comm_create_from_group(MPI_Group g, const char* tag, MPI_Info info, MPI_Errhandler eh, MPI_Comm* out) {
+  return count(PMPI_Comm_create_from_group(g, tag, info, eh, out), out);
+}
+#endif
 int MPI_Cart_create(MPI_Comm c, int n, const int dims[], const int periods[], int reorder, MPI_Comm* out) {
   return count(PMPI_Cart_create(c, n, dims, periods, reorder, out), out);
 }

@@ -4,7 +4,7 @@
 
 namespace comm_counter {
 // Communicators created by MPI_Comm_dup/idup/split/split_type/create/
-// create_group, MPI_Cart_create/sub, MPI_Intercomm_* since process start.
+// create_group/create_from_group, MPI_Cart_create/sub, MPI_Intercomm_* since process start.
 long created();
 // MPI_Comm_free calls that freed one.
 long freed();
