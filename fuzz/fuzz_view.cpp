@@ -1,10 +1,11 @@
 // fuzz_view: random root meshes and chains of view operations
 // (include/devmesh/view.hpp) against a brute-force reference of SEMANTICS.md.
 //
-// Input bytes choose a root spec (up to 4 dims of size 0..6, names from a
-// small alphabet with duplicates, empty and over-long names, an optional
-// world and an optional rank list, valid or not) and then up to 12 of
-// slice / flatten / unflatten / root with fuzzed arguments.
+// Input bytes choose a root spec (up to 4 dims of size -1..6, 0 to be
+// inferred; names from a small alphabet with duplicates, empty and
+// over-long names; an optional world and an optional rank list, valid or
+// not) and then up to 12 of slice / flatten / unflatten / root with fuzzed
+// arguments. DEVMESH_FUZZ_TRACE=1 prints each operation and its outcome.
 //
 // The reference keeps every dim as a table (local index k -> root index,
 // the dim's layout as a function), the root's registry of flattened names
@@ -29,6 +30,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <numeric>
 
 #include "devmesh/view.hpp"
@@ -184,15 +187,24 @@ void check_view(const View& v, const RefView& want, const RefRoot& r, const std:
   }
 }
 
+// DEVMESH_FUZZ_TRACE=1 prints every operation and its outcome (to read
+// what a crash input or a seed does: fuzz_view INPUT).
+bool trace() {
+  static const bool on = std::getenv("DEVMESH_FUZZ_TRACE") != nullptr;
+  return on;
+}
+
 // Runs op, which the reference judged `verdict`; returns its view on
 // success. Any exception but devmesh::Error escapes (a crash to libFuzzer).
 template <class Op>
 std::optional<View> attempt(const Verdict& verdict, const std::string& what, Op op) {
   try {
     View v = op();
+    if (trace()) std::fprintf(stderr, "%s -> %s\n", what.c_str(), v.to_string().c_str());
     FUZZ_EXPECT(verdict.ok, what << " succeeded; the reference refuses it: " << verdict.why);
     return v;
   } catch (const Error& e) {
+    if (trace()) std::fprintf(stderr, "%s -> %s: %s\n", what.c_str(), std::string(status_name(e.status())).c_str(), e.what());
     FUZZ_EXPECT(fuzzref::model_status(e.status()), what << " threw status " << e.status() << ": " << e.what());
     FUZZ_EXPECT(!verdict.ok, what << " threw " << e.status() << " '" << e.what() << "'; the reference allows it");
     if (verdict.status)
@@ -462,6 +474,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       case 4: case 5: unflatten(in, v, rv, r); break;
       default:
         v = v.root();
+        if (trace()) std::fprintf(stderr, "root -> %s\n", v.to_string().c_str());
         rv = RefView{r.dims, true};
         check_view(v, rv, r, "root");
         break;

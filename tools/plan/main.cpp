@@ -70,19 +70,22 @@ View unflatten(const View& view, std::string_view arg) {
                         split(fields[2], ','));
 }
 
-int fail(bool json, Status status, std::string message) {
+int fail(bool json, Status status, std::string message, std::ostream& to_stdout, std::ostream& to_stderr) {
   for (char& c : message)
     if (c == '\n' || c == '\r') c = ' ';
-  std::cerr << "devmesh-plan: " << message << '\n';
+  to_stderr << "devmesh-plan: " << message << '\n';
+  // The message quotes the user's arguments, which need not be UTF-8:
+  // replace bad bytes rather than throw from here.
   if (json)
-    std::cout << nlohmann::ordered_json{{"error", devmesh::status_name(status)}, {"message", message}}
+    to_stdout << nlohmann::ordered_json{{"error", devmesh::status_name(status)}, {"message", message}}.dump(
+                     -1, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
               << '\n';
   return 2;
 }
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run_plan(int argc, char** argv, std::ostream& to_stdout, std::ostream& to_stderr) {
   // Known before parsing, so that even a syntax error answers in JSON.
   bool json = false;
   for (int i = 1; i < argc; ++i) json = json || std::string_view(argv[i]) == "--json";
@@ -137,9 +140,15 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return app.exit(e, to_stdout, to_stderr);
   } catch (const CLI::ParseError& e) {
-    return fail(json, Status::invalid_argument, e.what());
+    return fail(json, Status::invalid_argument, e.what(), to_stdout, to_stderr);
+  } catch (const std::exception& e) {
+    // CLI11 2.1 lets std::stoll's out_of_range escape from a flag given a
+    // huge value (--root=99999999999999999999).
+    return fail(json, Status::invalid_argument,
+                std::string("a value on the command line is out of range (") + e.what() + ")", to_stdout,
+                to_stderr);
   }
 
   try {
@@ -212,12 +221,18 @@ int main(int argc, char** argv) {
       if (!(file << svg) || !file.flush())
         throw Error(Status::invalid_argument, "cannot write the SVG to '" + svg_file + "'");
     }
-    std::cout << (svg_to_stdout ? svg : out) << std::flush;
+    to_stdout << (svg_to_stdout ? svg : out) << std::flush;
     return 0;
   } catch (const Error& e) {
-    return fail(json, e.status(), e.what());
+    return fail(json, e.status(), e.what(), to_stdout, to_stderr);
   } catch (const std::exception& e) {
     // Out of memory and the like: still a plain error, never a crash.
-    return fail(json, Status::invalid_argument, e.what());
+    return fail(json, Status::invalid_argument, e.what(), to_stdout, to_stderr);
   }
 }
+
+// fuzz/fuzz_plan_args.cpp compiles this file with DEVMESH_PLAN_NO_MAIN and
+// calls run_plan in-process.
+#ifndef DEVMESH_PLAN_NO_MAIN
+int main(int argc, char** argv) { return run_plan(argc, argv, std::cout, std::cerr); }
+#endif

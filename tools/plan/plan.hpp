@@ -85,3 +85,9 @@ struct SvgOptions {
 std::string to_svg(const View& view, const SvgOptions& options);
 
 }  // namespace devmesh::plan
+
+// The whole tool (main.cpp): parses argv, writes the result to to_stdout
+// (and the SVG file), messages to to_stderr; returns the exit status, 0 or
+// 2. main() runs it on std::cout and std::cerr; fuzz/fuzz_plan_args.cpp
+// calls it in-process.
+int run_plan(int argc, char** argv, std::ostream& to_stdout, std::ostream& to_stderr);
