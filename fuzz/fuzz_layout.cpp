@@ -12,8 +12,7 @@
 //   complement    succeeds exactly when the layout's image tiles [0, total)
 //                 by translates; the complement enumerates those translates,
 //                 increasing; group_base/local_index agree with the tiling
-//   composition   a o b as a function, for injective b (which must then
-//                 stay inside a's domain)
+//   composition   a o b as a function, for injective b inside a's domain
 //   split         succeeds exactly when the row-major parts add up to the
 //                 layout and each part is a layout; the parts are those
 //   disjoint      true exactly when all modes together are injective and
@@ -209,9 +208,10 @@ void check_composition(const Layout& a, const Layout& b) {
                                   [&](index_t k) { return k < static_cast<index_t>(ta.size()); });
   // Composition distributes over b's modes, which is a o b as a function
   // only when b's modes do not add up onto one another: for injective b.
-  // (Only single-mode b, always injective, occur in the library: split.)
-  if (!fuzzref::injective(tb)) return;
-  FUZZ_EXPECT(inside, a << " o " << b << " = " << r << " although b reaches past size(a)");
+  // And only modes are checked against size(a), not their sum: past it the
+  // result continues a's top mode, a function the table does not define.
+  // (The library only composes with single modes, in split.)
+  if (!fuzzref::injective(tb) || !inside) return;
   const Table tr = fuzzref::enumerate(r);
   for (std::size_t k = 0; k < tb.size(); ++k)
     FUZZ_EXPECT(tr[k] == ta[static_cast<std::size_t>(tb[k])],
