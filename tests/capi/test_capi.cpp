@@ -69,21 +69,6 @@ void expect_error_everywhere(int got, int want, const std::string& needle) {
   BOOST_TEST(same_everywhere(got));
 }
 
-// Parent (world) ranks of comm's members in comm rank order.
-std::vector<int> members(MPI_Comm comm) {
-  MPI_Group g, w;
-  int n = 0;
-  MPI_Comm_group(comm, &g);
-  MPI_Comm_group(MPI_COMM_WORLD, &w);
-  MPI_Group_size(g, &n);
-  std::vector<int> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
-  std::iota(in.begin(), in.end(), 0);
-  MPI_Group_translate_ranks(g, n, in.data(), w, out.data());
-  MPI_Group_free(&g);
-  MPI_Group_free(&w);
-  return out;
-}
-
 int size_of(devmesh_t m, const char* dim) {
   int n = int_sentinel;
   BOOST_REQUIRE_EQUAL(devmesh_size(m, dim, &n), DEVMESH_SUCCESS);

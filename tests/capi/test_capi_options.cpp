@@ -37,16 +37,6 @@ void expect_create_error(const devmesh_config_t* cfg, int want, const std::strin
   BOOST_TEST(comm_counter::live() == before);
 }
 
-// Members of comm as world ranks.
-std::vector<int> members(MPI_Comm comm) {
-  std::vector<int> out(static_cast<std::size_t>(world_size()));
-  int n = 0, me = world_rank();
-  MPI_Comm_size(comm, &n);
-  out.resize(static_cast<std::size_t>(n));
-  MPI_Allgather(&me, 1, MPI_INT, out.data(), 1, MPI_INT, comm);
-  return out;
-}
-
 // Simulates `hosts` hosts on this machine: block or cyclic placement.
 void simulate_hosts(int hosts, bool cyclic) {
   const int n = world_size(), r = world_rank();

@@ -48,21 +48,6 @@ int rank_at(Placement p, int host, int l, int w, int h) {
 // the strings is exercised, and that do not sort like the host numbers.
 std::string id_of(int host) { return "node-" + std::string(static_cast<std::size_t>(7 - host % 7), 'z') + std::to_string(host); }
 
-// Parent ranks of comm's members in comm rank order.
-std::vector<int> members(MPI_Comm comm) {
-  MPI_Group g, w;
-  int n = 0;
-  MPI_Comm_group(comm, &g);
-  MPI_Comm_group(MPI_COMM_WORLD, &w);
-  MPI_Group_size(g, &n);
-  std::vector<int> in(n), out(n);
-  std::iota(in.begin(), in.end(), 0);
-  MPI_Group_translate_ranks(g, n, in.data(), w, out.data());
-  MPI_Group_free(&g);
-  MPI_Group_free(&w);
-  return out;
-}
-
 // dim's communicator holds the group the model predicts, checked with a
 // real collective.
 void check_comm(const Mesh& m, const std::string& dim) {

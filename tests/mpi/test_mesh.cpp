@@ -15,21 +15,6 @@ using namespace devmesh;
 
 namespace {
 
-// Parent (world) ranks of comm's members in comm rank order.
-std::vector<int> members(MPI_Comm comm) {
-  MPI_Group g, w;
-  int n = 0;
-  MPI_Comm_group(comm, &g);
-  MPI_Comm_group(MPI_COMM_WORLD, &w);
-  MPI_Group_size(g, &n);
-  std::vector<int> in(n), out(n);
-  std::iota(in.begin(), in.end(), 0);
-  MPI_Group_translate_ranks(g, n, in.data(), w, out.data());
-  MPI_Group_free(&g);
-  MPI_Group_free(&w);
-  return out;
-}
-
 // Checks dim's communicator against the model (group, rank) and with a real
 // collective (every member learns every member's world rank).
 void check_dim(const Mesh& m, const std::string& dim) {

@@ -7,6 +7,9 @@
 
 #include <mpi.h>
 
+#include <numeric>
+#include <vector>
+
 // Small helpers shared by the MPI test programs.
 inline int world_size() {
   int n = 0;
@@ -26,4 +29,19 @@ inline bool same_everywhere(int v) {
   MPI_Allreduce(&v, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   MPI_Allreduce(&v, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   return lo == hi;
+}
+
+// World ranks of comm's members, in comm rank order (local, no collective).
+inline std::vector<int> members(MPI_Comm comm) {
+  MPI_Group g, w;
+  int n = 0;
+  MPI_Comm_group(comm, &g);
+  MPI_Comm_group(MPI_COMM_WORLD, &w);
+  MPI_Group_size(g, &n);
+  std::vector<int> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
+  std::iota(in.begin(), in.end(), 0);
+  MPI_Group_translate_ranks(g, n, in.data(), w, out.data());
+  MPI_Group_free(&g);
+  MPI_Group_free(&w);
+  return out;
 }
