@@ -167,10 +167,7 @@ MPI_Comm MeshState::make_comm(const std::vector<int>& members, const std::string
   const int rc = MPI_Comm_create_group(root_comm(), group, static_cast<int>(h.h % 32000u), &comm);
   MPI_Group_free(&group);
   check_mpi(rc, "MPI_Comm_create_group");
-  if (int e = MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN); e != MPI_SUCCESS) {
-    MPI_Comm_free(&comm);
-    check_mpi(e, "MPI_Comm_set_errhandler");
-  }
+  return_errors(comm);
   return comm;
 }
 
@@ -211,10 +208,7 @@ MPI_Comm MeshState::cart() {
   std::vector<int> periods(dims.size(), 0);
   MPI_Comm c = MPI_COMM_NULL;
   DEVMESH_MPI(MPI_Cart_create(root_comm(), static_cast<int>(dims.size()), dims.data(), periods.data(), 0, &c));
-  if (int e = MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN); e != MPI_SUCCESS) {
-    MPI_Comm_free(&c);
-    check_mpi(e, "MPI_Comm_set_errhandler");
-  }
+  return_errors(c);
   cart_ = c;
   ++created;
   return cart_;
@@ -347,7 +341,12 @@ Mesh create_root(MPI_Comm parent, std::vector<int> shape, std::vector<std::strin
     MPI_Group_free(&group);
     detail::check_mpi(rc, "MPI_Comm_create");
   }
-  if (root_comm != MPI_COMM_NULL) MPI_Comm_set_errhandler(root_comm, MPI_ERRORS_RETURN);
+  try {
+    detail::return_errors(root_comm);
+  } catch (...) {
+    MPI_Group_free(&group);
+    throw;
+  }
 #endif
   const std::optional<index_t> index = view->root_index(me);
   if (!index) {
@@ -531,10 +530,7 @@ void Mesh::create_comms(CommPath path) const {
       }
     }
     if (c == MPI_COMM_NULL) continue;
-    if (int e = MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN); e != MPI_SUCCESS) {
-      MPI_Comm_free(&c);
-      detail::check_mpi(e, "MPI_Comm_set_errhandler");
-    }
+    detail::return_errors(c);
     s.adopt(d.layout, c);
   }
   for (const Dim& d : v.dims()) s.upgraded(d.layout, detail::backend_of(s.options, d.name), true);

@@ -14,4 +14,12 @@ void throw_mpi_error(int code, const char* call) {
                                    " (MPI error class " + std::to_string(cls) + ")");
 }
 
+void return_errors(MPI_Comm& comm) {
+  if (comm == MPI_COMM_NULL) return;
+  if (const int e = MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN); e != MPI_SUCCESS) {
+    MPI_Comm_free(&comm);
+    throw_mpi_error(e, "MPI_Comm_set_errhandler");
+  }
+}
+
 }  // namespace devmesh::detail

@@ -16,6 +16,11 @@ inline void check_mpi(int code, const char* call) {
   if (code != MPI_SUCCESS) throw_mpi_error(code, call);
 }
 
+// Makes a communicator devmesh just created report errors as return codes
+// (MPI_ERRORS_RETURN). If that fails, frees it and throws Error(backend).
+// MPI_COMM_NULL is left alone.
+void return_errors(MPI_Comm& comm);
+
 }  // namespace devmesh::detail
 
 // DEVMESH_MPI(MPI_Comm_rank(comm, &rank)) throws Error(backend) carrying the
