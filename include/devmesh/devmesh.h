@@ -47,7 +47,7 @@
 #endif
 
 #define DEVMESH_VERSION_MAJOR 0
-#define DEVMESH_VERSION_MINOR 1
+#define DEVMESH_VERSION_MINOR 2
 #define DEVMESH_VERSION_PATCH 0
 
 #ifdef __cplusplus
@@ -136,40 +136,79 @@ DEVMESH_C_API int devmesh_create_from_rank_list_f(MPI_Fint parent, int ndim, con
   (DEVMESH_VERSION_MAJOR * 10000 + DEVMESH_VERSION_MINOR * 100 + DEVMESH_VERSION_PATCH)
 #define DEVMESH_CONFIG_MAGIC 0x64766d63u
 
-/* How the NCCL backend creates a group's communicator (devmesh::NcclInit). */
-enum devmesh_nccl_init {
-  DEVMESH_NCCL_INIT_UNIQUE_ID = 0, /* unique id over the dim's MPI group (default) */
-  DEVMESH_NCCL_INIT_SPLIT = 1      /* ncclCommSplit of a root NCCL communicator
-                                      (devmesh_create_comms only) */
+/* Data types and reductions of the backend collectives (the same values as
+ * devmesh::DataType and devmesh::ReduceOp in backend.hpp). */
+enum devmesh_datatype {
+  DEVMESH_INT8 = 0,
+  DEVMESH_UINT8 = 1,
+  DEVMESH_INT32 = 2,
+  DEVMESH_UINT32 = 3,
+  DEVMESH_INT64 = 4,
+  DEVMESH_UINT64 = 5,
+  DEVMESH_FLOAT16 = 6,
+  DEVMESH_BFLOAT16 = 7,
+  DEVMESH_FLOAT32 = 8,
+  DEVMESH_FLOAT64 = 9
 };
+enum devmesh_reduce_op { DEVMESH_SUM = 0, DEVMESH_PROD = 1, DEVMESH_MIN = 2, DEVMESH_MAX = 3 };
+
+/* "Not set": the library's default applies (as NCCL_CONFIG_UNDEF_INT). */
+#define DEVMESH_CONFIG_UNSET (-2147483647 - 1)
 
 /* Mesh options. Initialise with DEVMESH_CONFIG_INITIALIZER, then set fields:
  *   devmesh_config_t cfg = DEVMESH_CONFIG_INITIALIZER;
- *   cfg.backend = "nccl";  cfg.dim_backends = "dp=mpi";
- * Extensible without breaking the ABI (as ncclConfig_t): new fields are
- * only ever added at the end, and the library reads the first `size` bytes
- * only, so a caller compiled against an older header gets defaults for the
- * fields it does not know. Every rank must pass the same values. */
+ *   cfg.dim_backends = "tp=nccl";  cfg.dim_options = "tp:timeout=30";
+ * Every field starts "unset" (NULL or DEVMESH_CONFIG_UNSET), so defaults
+ * are the library's, not compiled into the caller. Extensible without
+ * breaking the ABI (as ncclConfig_t): new fields are only ever added at the
+ * end, and the library reads the first `size` bytes only, so a caller
+ * compiled against an older header gets defaults for the fields it does not
+ * know. Every rank must pass the same values (but for options a backend
+ * declares per rank, such as NCCL's device); ranks that do not get
+ * DEVMESH_ERR_INCONSISTENT, naming the field and the lowest differing rank.
+ *
+ * Backends: "mpi" is built in; any other name X is the plugin
+ * libdevmesh-backend-X.so (devmesh/backend_plugin.h says where it is
+ * looked for). Options are the backend's own "key=value" pairs, checked by
+ * the backend at creation (docs/BACKENDS.md lists each backend's keys). */
 typedef struct devmesh_config_s {
   size_t size;          /* sizeof(devmesh_config_t) in the caller's header */
   unsigned int magic;   /* DEVMESH_CONFIG_MAGIC */
   unsigned int version; /* DEVMESH_VERSION_CODE of the caller's header */
-  const char *backend;  /* backend of every dim: "mpi" (NULL means "mpi") or "nccl" */
-  /* Per-dim overrides, by the name of the dim in the view that asks:
+  const char *backend;  /* backend of every dim without an override; NULL: "mpi" */
+  /* Per-dim backends, by the name of the dim in the view that asks:
    * "dim=backend[,dim=backend...]", e.g. "tp=nccl"; NULL: none. */
   const char *dim_backends;
-  int device;              /* CUDA device; -1: the caller's current one, else
-                              the node-local rank modulo the visible devices */
-  int nccl_init;           /* a devmesh_nccl_init */
-  int nccl_split_share;    /* ncclConfig_t.splitShare for DEVMESH_NCCL_INIT_SPLIT */
-  int nccl_scalable_from;  /* group size from which ncclCommInitRankScalable is used */
-  double init_timeout_seconds; /* deadline of one communicator creation */
+  /* Options of the default backend: "key=value[,key=value...]"; NULL: none. */
+  const char *backend_options;
+  /* Options of per-dim backends: "dim:key=value[,key=value...][;dim:...]",
+   * e.g. "tp:timeout=30,device=0"; NULL: none. */
+  const char *dim_options;
+  /* An explicit rank list: root index x is parent rank ranks[x]; nranks
+   * distinct parent ranks, and zeros in shape are chosen so that the
+   * product is nranks. Parent ranks not listed get *mesh = NULL.
+   * nranks DEVMESH_CONFIG_UNSET (and ranks NULL): all parent ranks. */
+  int nranks;
+  const int *ranks;
+  /* 1: order the ranks by host, so that the innermost dims stay within
+   * hosts whatever the launcher's placement (devmesh_create_hosts' host
+   * discovery; not with a rank list). 0 or unset: parent rank order. */
+  int host_aware;
+  /* Error handler of the communicators the mesh hands out: a
+   * devmesh_comm_errors; unset: DEVMESH_COMM_ERRORS_INHERIT. */
+  int comm_errors;
 } devmesh_config_t;
 
-#define DEVMESH_CONFIG_INITIALIZER                                                  \
-  {                                                                                 \
-    sizeof(devmesh_config_t), DEVMESH_CONFIG_MAGIC, DEVMESH_VERSION_CODE, NULL, NULL, \
-        -1, DEVMESH_NCCL_INIT_UNIQUE_ID, 0, 1024, 120.0                             \
+/* What the communicators devmesh hands out do on an MPI error. */
+enum devmesh_comm_errors {
+  DEVMESH_COMM_ERRORS_INHERIT = 0, /* the parent's error handler, as MPI_Comm_split would */
+  DEVMESH_COMM_ERRORS_RETURN = 1   /* MPI_ERRORS_RETURN */
+};
+
+#define DEVMESH_CONFIG_INITIALIZER                                                           \
+  {                                                                                          \
+    sizeof(devmesh_config_t), DEVMESH_CONFIG_MAGIC, DEVMESH_VERSION_CODE, NULL, NULL, NULL,  \
+        NULL, DEVMESH_CONFIG_UNSET, NULL, DEVMESH_CONFIG_UNSET, DEVMESH_CONFIG_UNSET          \
   }
 
 /* devmesh_create with options (config NULL: the defaults).

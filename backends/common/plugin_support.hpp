@@ -1,0 +1,98 @@
+// Support for backends written in C++ (backend_plugin.h is the interface):
+// C++ exceptions inside, statuses at the plugin boundary, and one
+// thread-local message per plugin for last_error(). Header-only, so every
+// plugin gets its own copy of the message.
+#pragma once
+
+#include <exception>
+#include <new>
+#include <string>
+#include <string_view>
+
+#include "devmesh/backend_plugin.h"
+#include "devmesh/status.hpp"
+
+namespace devmesh::plugin {
+
+inline std::string& last_error_text() {
+  thread_local std::string text;
+  return text;
+}
+
+inline const char* last_error() noexcept { return last_error_text().c_str(); }
+
+// Runs body; an exception becomes a status and the thread's message. Never
+// throws.
+template <class Body>
+int guarded(Body&& body) noexcept {
+  try {
+    body();
+    return DEVMESH_SUCCESS;
+  } catch (const Error& e) {
+    try {
+      last_error_text() = e.what();
+    } catch (...) {
+    }
+    return static_cast<int>(e.status());
+  } catch (const std::bad_alloc&) {
+    last_error_text().clear();
+    return DEVMESH_ERR_INTERNAL;
+  } catch (const std::exception& e) {
+    try {
+      last_error_text() = std::string("internal error: ") + e.what();
+    } catch (...) {
+    }
+    return DEVMESH_ERR_INTERNAL;
+  } catch (...) {
+    return DEVMESH_ERR_INTERNAL;
+  }
+}
+
+// Throws Error(unsupported) naming the operation and the backend.
+[[noreturn]] inline void unsupported(std::string_view backend, std::string_view what) {
+  throw Error(Status::unsupported,
+              std::string(what) + " is not supported by backend '" + std::string(backend) + "'");
+}
+
+// A data type or reduction of devmesh.h, checked.
+inline int datatype_arg(int t) {
+  if (t < DEVMESH_INT8 || t > DEVMESH_FLOAT64)
+    throw Error(Status::invalid_argument, "unknown data type " + std::to_string(t));
+  return t;
+}
+inline int op_arg(int op) {
+  if (op < DEVMESH_SUM || op > DEVMESH_MAX)
+    throw Error(Status::invalid_argument, "unknown reduction " + std::to_string(op));
+  return op;
+}
+
+// Options as the core passes them to open(): parse helpers that name the key.
+inline double seconds_option(std::string_view key, const char* value) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(value, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used == 0 || value[used] != '\0' || !(v > 0))
+    throw Error(Status::invalid_argument, "option " + std::string(key) + "=" + value +
+                                              ": expected a positive number of seconds");
+  return v;
+}
+inline long integer_option(std::string_view key, const char* value, long lo, long hi) {
+  std::size_t used = 0;
+  long v = 0;
+  try {
+    v = std::stol(value, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used == 0 || value[used] != '\0' || v < lo || v > hi)
+    throw Error(Status::invalid_argument, "option " + std::string(key) + "=" + value +
+                                              ": expected an integer in [" + std::to_string(lo) + ", " +
+                                              std::to_string(hi) + "]");
+  return v;
+}
+
+}  // namespace devmesh::plugin

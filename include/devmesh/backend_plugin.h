@@ -1,0 +1,200 @@
+/* devmesh backend plugins: the C interface a communication library sits
+ * behind to serve mesh dims (MPI is built in; NCCL, Gloo or a user's own
+ * library come as plugins).
+ *
+ * A backend named X is the shared object libdevmesh-backend-X.so exporting
+ *
+ *     const devmesh_backend_v1_t devmesh_backend_v1 = { ... };
+ *
+ * (DEVMESH_BACKEND_EXPORT_V1 below declares it with the right visibility).
+ * When a mesh names backend X (devmesh_config_t.backend, .dim_backends, or
+ * MeshOptions in C++), the core looks for the file in
+ *   1. every directory of the environment variable DEVMESH_BACKEND_PATH
+ *      (colon-separated), in order;
+ *   2. the install's plugin directory, <libdir>/devmesh/ (the directory
+ *      "devmesh" beside the loaded libdevmesh.so);
+ *   3. the dynamic loader's own search (LD_LIBRARY_PATH, rpath, ld.so.cache).
+ * A backend linked into the application itself is registered in process with
+ * devmesh_register_backend instead (it is then found before any search).
+ * Names are [a-z0-9_-], at most 64 bytes. "mpi" is built in and reserved.
+ *
+ * Failures while loading, the same on every rank (mesh creation agrees on
+ * them, see devmesh.h):
+ *   no file found anywhere                 -> DEVMESH_ERR_INVALID_ARGUMENT
+ *   found but unusable: the loader's error (a missing dependency such as
+ *   libnccl.so.2), no devmesh_backend_v1 symbol, an ABI version this core
+ *   does not accept, a name that differs from the file's, a missing
+ *   mandatory function, or init() failing    -> DEVMESH_ERR_UNSUPPORTED
+ * and devmesh_last_error() (or devmesh::Error::what) gives the reason.
+ *
+ * Life cycle, all calls from the core:
+ *   init()          once per process, at the first mesh that names the
+ *                   backend (after MPI_Init). A plugin that cannot run on
+ *                   this machine (no GPU) fails here.
+ *   open()          once per root mesh and option set: parses and validates
+ *                   the backend's own options (key=value strings) before any
+ *                   communicator exists. Not collective, no communication.
+ *   comm_create()   collective over the members of group->group: upgrades
+ *                   a dim's MPI group to the backend's communicator.
+ *   collectives     collective over the communicator's group (send/recv:
+ *                   between the two ranks).
+ *   comm_destroy()  before the group's MPI communicator is freed.
+ *   close()         after the instance's communicators are destroyed.
+ *   finalize()      never called before MPI_Finalize; may be NULL. The core
+ *                   does not unload plugins (dlclose) while the process runs.
+ *
+ * Errors: every int-returning function returns DEVMESH_SUCCESS or a
+ * DEVMESH_ERR_* status (devmesh.h); the detail of the calling thread's last
+ * failure is last_error(). Use DEVMESH_ERR_BACKEND for failures of the
+ * library underneath, DEVMESH_ERR_UNSUPPORTED for an operation, data type or
+ * reduction the backend lacks (the message naming the operation and the
+ * backend), DEVMESH_ERR_INVALID_ARGUMENT for bad input. Functions never
+ * throw, abort or exit.
+ *
+ * Threads: the core serialises calls on one root mesh; calls on different
+ * root meshes may come from different threads at once.
+ *
+ * How the ABI grows (the rules that keep old plugins working):
+ *   - This struct is frozen once released: version N of the interface is a
+ *     new struct devmesh_backend_vN_t, exported under the new symbol name
+ *     devmesh_backend_vN, whose first members repeat those of vN-1 in order
+ *     and which adds members only at its end (e.g. v2: non-blocking isend,
+ *     irecv, test and wait, and sendrecv).
+ *   - A newer core looks for the newest symbol it knows first, then each
+ *     older one, and serves an older plugin through what that version has:
+ *     operations the plugin's version lacks fail with
+ *     DEVMESH_ERR_UNSUPPORTED naming the operation and the backend.
+ *   - An older core looks only for the symbols it knows, so a newer plugin
+ *     that wants to serve it exports the older symbols too (as NCCL's net
+ *     plugins export ncclNet_v7 beside ncclNet_v8).
+ *   - abi_version must equal the N of the symbol it is exported under, and
+ *     a core refuses (DEVMESH_ERR_UNSUPPORTED) a version it does not know.
+ *   - Every function pointer other than those marked "mandatory" may be
+ *     NULL: the operation then fails with DEVMESH_ERR_UNSUPPORTED.
+ *   - The enum values of devmesh.h (statuses, data types, reductions) never
+ *     change meaning; new ones may be added, and a plugin answers one it
+ *     does not know with DEVMESH_ERR_UNSUPPORTED.
+ *   - devmesh_backend_group_t starts with its size; the core only ever
+ *     appends members, and a plugin reads members beyond those it knows
+ *     only if size says they are there.
+ *
+ * docs/BACKENDS.md walks through writing, building, installing and
+ * selecting a backend, with tests/install/backend/ as its example.
+ */
+#ifndef DEVMESH_BACKEND_PLUGIN_H
+#define DEVMESH_BACKEND_PLUGIN_H
+
+#include <mpi.h>
+#include <stddef.h>
+
+#include "devmesh/devmesh.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DEVMESH_BACKEND_ABI_VERSION 1
+#define DEVMESH_BACKEND_SYMBOL_V1 "devmesh_backend_v1"
+
+/* What comm_create gets to build a group's communicator from. */
+typedef struct devmesh_backend_group_s {
+  size_t size;       /* sizeof(devmesh_backend_group_t) in the core's header */
+  MPI_Comm group;    /* the group's MPI communicator, owned by the mesh; its
+                        rank k is the group's local rank k. Valid until
+                        comm_destroy returns. */
+  MPI_Comm root;     /* all members of the root mesh when all_root_members,
+                        else MPI_COMM_NULL; owned by the mesh */
+  int all_root_members; /* 1 when every member of the root creates this
+                           layout in the same call (devmesh_create_comms),
+                           so that root-collective paths (a split) may be
+                           used; color and key then name the group (its
+                           smallest root index) and the caller's rank in it */
+  int color;
+  int key;
+  int host_local_rank; /* the caller's rank among the root's members on its
+                          host (for picking a device) */
+} devmesh_backend_group_t;
+
+/* One backend, version 1 of the interface. */
+typedef struct devmesh_backend_v1_s {
+  unsigned int abi_version; /* DEVMESH_BACKEND_ABI_VERSION (1); mandatory */
+  const char *name;         /* the backend's name, e.g. "nccl"; mandatory */
+  /* NULL-terminated keys of options that may differ between ranks (e.g. a
+   * device number); every other option must be the same on every rank and
+   * is part of the creation agreement. NULL: none. */
+  const char *const *per_rank_keys;
+
+  /* Once per process before any other call but last_error. May be NULL. */
+  int (*init)(void);
+  /* May be NULL; see the life cycle above. */
+  void (*finalize)(void);
+  /* The calling thread's last failure, "" if none; never NULL. Mandatory. */
+  const char *(*last_error)(void);
+
+  /* Parses n options (keys[i]=values[i]) into a new instance for one root
+   * mesh; unknown keys and bad values fail with INVALID_ARGUMENT naming
+   * them. Not collective. Mandatory. */
+  int (*open)(int n, const char *const keys[], const char *const values[], void **instance);
+  /* Mandatory. */
+  void (*close)(void *instance);
+
+  /* Collective over group->group. *comm is written only on success.
+   * Mandatory. */
+  int (*comm_create)(void *instance, const devmesh_backend_group_t *group, void **comm);
+  /* Mandatory. Not collective (may wait for the backend's own work). */
+  void (*comm_destroy)(void *comm);
+  /* The address of the library's own handle (MPI_Comm *, ncclComm_t *,
+   * ...), valid while comm lives. */
+  int (*comm_native)(void *comm, void **handle);
+
+  /* The collectives. count is in elements, buffers are contiguous, datatype
+   * a devmesh_datatype, op a devmesh_reduce_op, stream the backend's stream
+   * (cudaStream_t for NCCL) or NULL for the communicator's own; backends
+   * without streams ignore it. In place: send == recv for allreduce; for
+   * allgather send == recv + rank * count elements; for reduce_scatter
+   * recv == send + rank * count elements (as MPI_IN_PLACE allows). */
+  /* recv[i] = op over ranks of send[i], i < count. */
+  int (*allreduce)(void *comm, const void *send, void *recv, size_t count, int datatype, int op,
+                   void *stream);
+  /* recv[r*count + i] = send[i] of rank r. */
+  int (*allgather)(void *comm, const void *send, void *recv, size_t count, int datatype, void *stream);
+  /* recv[i] = op over ranks of send[rank*count + i], i < count. */
+  int (*reduce_scatter)(void *comm, const void *send, void *recv, size_t count, int datatype, int op,
+                        void *stream);
+  int (*broadcast)(void *comm, void *buffer, size_t count, int datatype, int root, void *stream);
+  /* recv[r*count + i] = send[rank*count + i] of rank r. */
+  int (*alltoall)(void *comm, const void *send, void *recv, size_t count, int datatype, void *stream);
+  int (*barrier)(void *comm, void *stream);
+  /* Point to point with a group rank: blocking for host backends,
+   * stream-ordered for NCCL. */
+  int (*send)(void *comm, const void *buffer, size_t count, int datatype, int peer, void *stream);
+  int (*recv)(void *comm, void *buffer, size_t count, int datatype, int peer, void *stream);
+} devmesh_backend_v1_t;
+
+#if defined(__GNUC__) || defined(__clang__)
+#define DEVMESH_BACKEND_VISIBLE __attribute__((visibility("default")))
+#else
+#define DEVMESH_BACKEND_VISIBLE
+#endif
+
+/* Declares a plugin's exported table:
+ *   DEVMESH_BACKEND_EXPORT_V1 = { DEVMESH_BACKEND_ABI_VERSION, "mine", ... }; */
+#ifdef __cplusplus
+#define DEVMESH_BACKEND_EXPORT_V1 extern "C" DEVMESH_BACKEND_VISIBLE const devmesh_backend_v1_t devmesh_backend_v1
+#else
+#define DEVMESH_BACKEND_EXPORT_V1 DEVMESH_BACKEND_VISIBLE const devmesh_backend_v1_t devmesh_backend_v1
+#endif
+
+/* Registers a backend linked into the application, found by backend->name
+ * before any file search. The table must outlive every mesh that uses it.
+ * Not collective; call it on every rank before creating meshes that name it.
+ * Errors: NULL, a bad name, the name "mpi", a mandatory function missing or
+ * an unknown abi_version -> INVALID_ARGUMENT; a different table already
+ * registered or loaded under that name -> DUPLICATE_NAME. */
+DEVMESH_C_API int devmesh_register_backend(const devmesh_backend_v1_t *backend);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DEVMESH_BACKEND_PLUGIN_H */
