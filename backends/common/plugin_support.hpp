@@ -19,7 +19,13 @@ inline std::string& last_error_text() {
   return text;
 }
 
+inline int& last_mpi_code() {
+  thread_local int code = 0;
+  return code;
+}
+
 inline const char* last_error() noexcept { return last_error_text().c_str(); }
+inline int last_mpi_error() noexcept { return last_mpi_code(); }
 
 // Runs body; an exception becomes a status and the thread's message. Never
 // throws.
@@ -29,15 +35,18 @@ int guarded(Body&& body) noexcept {
     body();
     return DEVMESH_SUCCESS;
   } catch (const Error& e) {
+    last_mpi_code() = e.mpi_code();
     try {
       last_error_text() = e.what();
     } catch (...) {
     }
     return static_cast<int>(e.status());
   } catch (const std::bad_alloc&) {
+    last_mpi_code() = 0;
     last_error_text().clear();
     return DEVMESH_ERR_INTERNAL;
   } catch (const std::exception& e) {
+    last_mpi_code() = 0;
     try {
       last_error_text() = std::string("internal error: ") + e.what();
     } catch (...) {

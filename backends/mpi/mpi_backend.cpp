@@ -136,7 +136,7 @@ int recv(void* c, void* buffer, std::size_t count, int type, int peer, void*) {
 constexpr devmesh_backend_v1_t table = {
     DEVMESH_BACKEND_ABI_VERSION, "mpi", nullptr, nullptr, nullptr, plugin::last_error, open, close,
     comm_create, comm_destroy, comm_native, allreduce, allgather, reduce_scatter, broadcast, alltoall,
-    barrier, send, recv,
+    barrier, send, recv, plugin::last_mpi_error,
 };
 
 }  // namespace

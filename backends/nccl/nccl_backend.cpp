@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -49,11 +50,16 @@ struct Options {
 
 void check_mpi(int code, const char* call) {
   if (code == MPI_SUCCESS) return;
-  char text[MPI_MAX_ERROR_STRING * 4] = {0};
-  int len = 0;
-  if (MPI_Error_string(code, text, &len) != MPI_SUCCESS) len = 0;
-  text[sizeof text - 1] = 0;
-  throw Error(Status::backend, std::string(call) + " failed: " + text);
+  // A zeroed heap buffer with slack: MPICH 4.0.2 can write past
+  // MPI_MAX_ERROR_STRING (see lib/runtime/mpi_check.cpp).
+  const std::size_t size = static_cast<std::size_t>(MPI_MAX_ERROR_STRING) * 8;
+  const std::unique_ptr<char[]> text(new char[size]());
+  int len = 0, cls = 0;
+  if (MPI_Error_string(code, text.get(), &len) != MPI_SUCCESS) text[0] = 0;
+  if (MPI_Error_class(code, &cls) != MPI_SUCCESS) cls = code;
+  throw Error(Status::backend,
+              std::string(call) + " failed: " + std::string(text.get(), strnlen(text.get(), MPI_MAX_ERROR_STRING - 1)),
+              code, cls);
 }
 
 using Clock = std::chrono::steady_clock;
@@ -479,4 +485,5 @@ DEVMESH_BACKEND_EXPORT_V1 = {
     devmesh::backends::barrier,
     devmesh::backends::send,
     devmesh::backends::recv,
+    devmesh::plugin::last_mpi_error,
 };

@@ -170,6 +170,10 @@ typedef struct devmesh_backend_v1_s {
    * stream-ordered for NCCL. */
   int (*send)(void *comm, const void *buffer, size_t count, int datatype, int peer, void *stream);
   int (*recv)(void *comm, void *buffer, size_t count, int datatype, int peer, void *stream);
+
+  /* The MPI error code behind the calling thread's last failure, 0 when it
+   * was not an MPI call's (devmesh::Error::mpi_code). May be NULL. */
+  int (*last_mpi_error)(void);
 } devmesh_backend_v1_t;
 
 #if defined(__GNUC__) || defined(__clang__)

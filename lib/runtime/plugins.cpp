@@ -155,10 +155,14 @@ std::string plugin_message(const devmesh_backend_v1_t& t) {
   return m && *m ? m : "no detail given";
 }
 
-// A plugin status as an exception.
+// A plugin status as an exception, with the MPI error behind it if any.
 [[noreturn]] void fail(const devmesh_backend_v1_t& t, int rc, std::string_view what) {
   const Status s = rc > 0 && rc <= static_cast<int>(Status::internal) ? static_cast<Status>(rc) : Status::internal;
-  throw Error(s, "backend '" + std::string(t.name) + "', " + std::string(what) + ": " + plugin_message(t));
+  std::string text = "backend '" + std::string(t.name) + "', " + std::string(what) + ": " + plugin_message(t);
+  const int code = t.last_mpi_error ? t.last_mpi_error() : 0;
+  int cls = 0;
+  if (code != 0 && MPI_Error_class(code, &cls) != MPI_SUCCESS) cls = code;
+  throw Error(s, text, code, cls);
 }
 
 void check(const devmesh_backend_v1_t& t, int rc, std::string_view what) {

@@ -145,7 +145,7 @@ int barrier(void* comm, void*) {
 }
 const devmesh_backend_v1_t table = {
     DEVMESH_BACKEND_ABI_VERSION, "inproc", nullptr, nullptr, nullptr, last_error, open, close, comm_create,
-    comm_destroy, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, barrier, nullptr, nullptr,
+    comm_destroy, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, barrier, nullptr, nullptr, nullptr,
 };
 }  // namespace inproc
 

@@ -191,7 +191,7 @@ DEVMESH_BACKEND_EXPORT_V1 = {
     EXAMPLE_ABI,   EXAMPLE_NAME, per_rank_keys, init,      NULL,           last_error,
     open_instance, close_instance, comm_create, comm_destroy, comm_native, allreduce,
     allgather,     reduce_scatter, broadcast,   NULL /* alltoall */,      barrier,
-    NULL /* send */, NULL /* recv */,
+    NULL /* send */, NULL /* recv */, NULL /* last_mpi_error */,
 };
 #else
 int devmesh_backend_example_has_no_table;
