@@ -8,6 +8,8 @@
 // lib/runtime/backends.cpp.
 #pragma once
 
+#include "devmesh/export.hpp"  // first: it stops a compile below C++20
+
 #include <mpi.h>
 
 #include <cstddef>
@@ -15,7 +17,6 @@
 #include <string>
 #include <string_view>
 
-#include "devmesh/export.hpp"
 #include "devmesh/status.hpp"
 
 namespace devmesh {
@@ -95,8 +96,11 @@ struct BackendOptions {
   NcclInit nccl_init = NcclInit::unique_id;
   bool nccl_split_share = false;  // ncclConfig_t.splitShare for the split path
   int nccl_scalable_from = 1024;  // group size from which InitRankScalable is used
-  // Deadline of one communicator creation; past it the creation is aborted
-  // and fails with Error(backend) instead of hanging.
+  // NCCL only: the deadline of one NCCL communicator's creation (and of its
+  // finalisation); past it the creation is aborted and fails with
+  // Error(backend) on every member that takes part. It bounds no MPI wait:
+  // the dim's MPI communicator, made first, and every MPI collective wait
+  // as long as MPI does (docs/ERRORS.md, "Waits: which are bounded").
   double init_timeout_seconds = 120.0;
 };
 

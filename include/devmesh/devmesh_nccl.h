@@ -17,8 +17,11 @@ extern "C" {
  * Collective over the caller's group along dim the first time, as
  * devmesh_comm; not collective afterwards.
  * Errors: the dim runs on another backend -> INVALID_ARGUMENT; no usable
- * CUDA device or a build without NCCL -> UNSUPPORTED; NCCL failure or a
- * creation past the config's deadline (aborted) -> BACKEND. */
+ * CUDA device or a build without NCCL -> UNSUPPORTED; NCCL failure or an
+ * NCCL creation past the config's init_timeout_seconds (aborted) ->
+ * BACKEND. The deadline covers the NCCL part only: the dim's MPI
+ * communicator, made first if devmesh_comm has not made it, waits as long
+ * as MPI does (docs/ERRORS.md, "Waits: which are bounded"). */
 DEVMESH_C_API int devmesh_nccl_comm(devmesh_t m, const char *dim, ncclComm_t *comm);
 
 #ifdef __cplusplus
