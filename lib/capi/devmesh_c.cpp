@@ -57,6 +57,8 @@ static_assert(DEVMESH_COMM_PATH_AUTOMATIC == static_cast<int>(devmesh::CommPath:
 static_assert(DEVMESH_COMM_PATH_CREATE_GROUP == static_cast<int>(devmesh::CommPath::create_group));
 static_assert(DEVMESH_COMM_PATH_SPLIT == static_cast<int>(devmesh::CommPath::split));
 static_assert(DEVMESH_COMM_PATH_CART_SUB == static_cast<int>(devmesh::CommPath::cart_sub));
+static_assert(DEVMESH_COMM_ERRORS_INHERIT == static_cast<int>(devmesh::CommErrors::inherit));
+static_assert(DEVMESH_COMM_ERRORS_RETURN == static_cast<int>(devmesh::CommErrors::return_codes));
 
 thread_local std::string last_error_text;
 
@@ -182,6 +184,9 @@ devmesh::MeshOptions options_of(const devmesh_config_t* cfg) {
   o.backend_options.nccl_scalable_from = c.nccl_scalable_from;
   if (!(c.init_timeout_seconds > 0)) invalid("init_timeout_seconds must be positive");
   o.backend_options.init_timeout_seconds = c.init_timeout_seconds;
+  if (c.comm_errors != DEVMESH_COMM_ERRORS_INHERIT && c.comm_errors != DEVMESH_COMM_ERRORS_RETURN)
+    invalid("comm_errors " + std::to_string(c.comm_errors) + " is not a devmesh_comm_errors");
+  o.comm_errors = static_cast<devmesh::CommErrors>(c.comm_errors);
   return o;
 }
 
