@@ -110,7 +110,9 @@ if [ "$prefix" = /usr ]; then
 else
   pc --libs devmesh | grep -q -- "-Wl,-rpath,$slib" || fail "devmesh.pc's Libs carry no rpath to $slib: $(pc --libs devmesh)"
 fi
-run_pc() { env ${pc_libpath:+LD_LIBRARY_PATH="$pc_libpath"} "$@"; }
+run_pc() {
+  if [ -n "$pc_libpath" ]; then LD_LIBRARY_PATH=$pc_libpath "$@"; else "$@"; fi
+}
 
 step "C with mpicc and pkg-config: $(pc --cflags --libs devmesh)"
 # shellcheck disable=SC2046
