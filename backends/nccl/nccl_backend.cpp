@@ -4,12 +4,15 @@
 // Options (key=value): init=unique_id|split, split_share=0|1,
 // scalable_from=N, timeout=SECONDS, device=N (per rank); docs/BACKENDS.md.
 //
-// Every wait in here is bounded by the timeout option:
-// communicators are created non-blocking (ncclConfig_t.blocking = 0) and
-// polled with ncclCommGetAsyncError; the MPI exchanges around them are
-// non-blocking requests polled against the same deadline. A creation that
-// fails or times out on any member aborts the NCCL communicator on every
-// member and throws Error(backend).
+// Every wait of creation and finalisation in here is bounded by the
+// timeout option: communicators are created non-blocking
+// (ncclConfig_t.blocking = 0) and polled with ncclCommGetAsyncError; the
+// MPI exchanges around them are non-blocking requests polled against the
+// same deadline. A creation that fails or times out on any member aborts
+// the NCCL communicator on every member and throws Error(backend).
+// Collectives poll an ncclInProgress enqueue against it too; the GPU work
+// itself, and barrier's stream synchronisation, are not bounded
+// (docs/ERRORS.md, "Waits: which are bounded").
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 #include <nccl.h>

@@ -8,6 +8,8 @@
 // C++ code calls whichever one a dim has.
 #pragma once
 
+#include "devmesh/export.hpp"  // first: it stops a compile below C++20
+
 #include <mpi.h>
 
 #include <cstddef>
@@ -15,7 +17,6 @@
 #include <string>
 #include <string_view>
 
-#include "devmesh/export.hpp"
 #include "devmesh/status.hpp"
 
 namespace devmesh {

@@ -1,7 +1,8 @@
 /* devmesh C API: an N-D mesh of MPI ranks, like PyTorch's DeviceMesh.
  *
  * A thin C layer over devmesh::Mesh (include/devmesh/mesh.hpp); the meaning
- * of every operation is in SEMANTICS.md. C11 and C++ compatible.
+ * of every operation is in SEMANTICS.md. C99 (and later) and C++ compatible;
+ * the C++ API (mesh.hpp) needs C++20, this header does not.
  *
  * Conventions
  *   - Every function returns a status: DEVMESH_SUCCESS (0) or one of the
@@ -25,7 +26,9 @@
  *     its communicators (MPI_Finalize releases them) and may only be
  *     destroyed.
  *
- * Collectiveness, the thing to know to avoid a deadlock:
+ * Collectiveness, the thing to know to avoid a deadlock (a collective call
+ * waits without a deadline for every rank of its group, as MPI does; only
+ * the NCCL backend's set-up is bounded, see docs/ERRORS.md "Waits"):
  *   devmesh_create*            collective over the parent communicator
  *   devmesh_comm*              collective over the caller's group along the
  *                              dim the first time any view of the root asks
@@ -194,14 +197,16 @@ typedef struct devmesh_config_s {
    * hosts whatever the launcher's placement (devmesh_create_hosts' host
    * discovery; not with a rank list). 0 or unset: parent rank order. */
   int host_aware;
-  /* Error handler of the communicators the mesh hands out: a
-   * devmesh_comm_errors; unset: DEVMESH_COMM_ERRORS_INHERIT. */
+  /* The error handler of the communicators devmesh_comm and
+   * devmesh_cart_comm return: a devmesh_comm_errors; unset:
+   * DEVMESH_COMM_ERRORS_INHERIT. */
   int comm_errors;
 } devmesh_config_t;
 
-/* What the communicators devmesh hands out do on an MPI error. */
+/* The error handler of the communicators devmesh_comm and devmesh_cart_comm
+ * return (devmesh::CommErrors). */
 enum devmesh_comm_errors {
-  DEVMESH_COMM_ERRORS_INHERIT = 0, /* the parent's error handler, as MPI_Comm_split would */
+  DEVMESH_COMM_ERRORS_INHERIT = 0, /* the parent's, as MPI_Comm_split gives (default) */
   DEVMESH_COMM_ERRORS_RETURN = 1   /* MPI_ERRORS_RETURN */
 };
 
@@ -346,8 +351,12 @@ DEVMESH_C_API int devmesh_comm_count(devmesh_t m, int *count);
 /* ---- communicators --------------------------------------------------------- */
 
 /* The caller's communicator along dim, owned by the library (do not free
- * it): its rank k is local rank k. One communicator exists per distinct dim
- * layout of a root; every view with that layout gets the same one.
+ * it: a later devmesh_comm of that layout fails with INVALID_ARGUMENT saying
+ * so): its rank k is local rank k. One communicator exists per distinct dim
+ * layout of a root; every view with that layout gets the same one. It is
+ * named "devmesh:<dim>" (MPI_Comm_get_name) and has the parent's error
+ * handler (config comm_errors: DEVMESH_COMM_ERRORS_RETURN for
+ * MPI_ERRORS_RETURN).
  * dim NULL as in devmesh_local_rank.
  * Collective over the caller's group along dim the first time any view of
  * the root asks for this layout; not collective afterwards. Members of a
@@ -381,7 +390,8 @@ DEVMESH_C_API int devmesh_create_comms(devmesh_t m, int path);
 
 /* The root as an MPI Cartesian communicator (MPI_Cart_create, no
  * reordering, non-periodic): its rank x is root index x. Owned by the
- * library. Collective over all members of the root the first time. */
+ * library, named "devmesh:cart", error handler as devmesh_comm's.
+ * Collective over all members of the root the first time. */
 DEVMESH_C_API int devmesh_cart_comm(devmesh_t m, MPI_Comm *comm);
 DEVMESH_C_API int devmesh_cart_comm_f(devmesh_t m, MPI_Fint *comm);
 

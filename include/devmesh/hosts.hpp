@@ -23,13 +23,14 @@
 //   host_info(mesh), dim_within_hosts(mesh, dim)   not collective
 #pragma once
 
+#include "devmesh/export.hpp"  // first: it stops a compile below C++20
+
 #include <mpi.h>
 
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "devmesh/export.hpp"
 #include "devmesh/mesh.hpp"
 
 namespace devmesh {

@@ -10,13 +10,13 @@
 // allocation proportional to the root size. Root indices are 64-bit.
 #pragma once
 
+#include "devmesh/export.hpp"  // first: it stops a compile below C++20
+
 #include <cstdint>
 #include <iosfwd>
 #include <span>
 #include <string>
 #include <vector>
-
-#include "devmesh/export.hpp"
 
 namespace devmesh {
 

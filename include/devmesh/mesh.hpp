@@ -18,7 +18,10 @@
 // Mesh::create makes the root communicator and communicators are made from
 // it with MPI_Comm_create_group.)
 //
-// Collectiveness, the thing to know to avoid a deadlock:
+// Collectiveness, the thing to know to avoid a deadlock (a collective call
+// waits without a deadline for every rank of its group, as MPI does; only
+// the NCCL backend's set-up is bounded by init_timeout_seconds, see
+// docs/ERRORS.md "Waits: which are bounded"):
 //   create            collective over the parent communicator
 //   slice/flatten/unflatten/root, every query      not collective
 //   comm(dim), communicator(dim)   collective over the caller's group along
@@ -31,6 +34,8 @@
 //   cart_comm()       collective over all members of the root the first time
 #pragma once
 
+#include "devmesh/export.hpp"  // first: it stops a compile below C++20
+
 #include <mpi.h>
 
 #include <initializer_list>
@@ -41,7 +46,6 @@
 #include <vector>
 
 #include "devmesh/backend.hpp"
-#include "devmesh/export.hpp"
 #include "devmesh/status.hpp"
 #include "devmesh/view.hpp"
 
@@ -67,6 +71,21 @@ enum class CommPath : int {
                      // root order, else create_group (create_comms only)
 };
 
+// The error handler of the communicators a mesh hands out (comm(),
+// cart_comm()).
+enum class CommErrors : int {
+  // The parent's error handler, as MPI_Comm_split and friends give: with
+  // MPI_COMM_WORLD's default (MPI_ERRORS_ARE_FATAL) a program's MPI_Send to
+  // a bad rank aborts on a mesh communicator as it does on the parent. It
+  // is taken at creation (the parent may be freed later) and also governs
+  // the calls devmesh itself makes on those communicators after handing
+  // them out (backend collectives, NCCL set-up, MPI_Cart_sub of
+  // cart_comm()); creating them runs under MPI_ERRORS_RETURN.
+  inherit = 0,
+  // MPI_ERRORS_RETURN: every MPI call on them returns its error code.
+  return_codes = 1,
+};
+
 // Options of a mesh: which backend each dim runs on, and the backends' own
 // options. Every rank must pass the same (but for options a backend
 // declares per rank, such as NCCL's device).
@@ -82,6 +101,8 @@ struct MeshOptions {
   // Options of a dim's backend, {dim, "key=value"}, e.g. {{"tp", "timeout=30"}}.
   // A dim with options of its own does not take backend_options.
   std::vector<std::pair<std::string, std::string>> dim_options;
+  // The error handler of the communicators the mesh hands out.
+  CommErrors comm_errors = CommErrors::inherit;
 };
 
 namespace detail {
@@ -135,7 +156,10 @@ class DEVMESH_API Mesh {
   // --- communicators ---------------------------------------------------------
   // The caller's MPI communicator along dim (the only dim when omitted on a
   // 1-D view), owned by the library; its rank k is local rank k. See the
-  // collectiveness note above.
+  // collectiveness note above. It is named "devmesh:<dim>" (MPI_Comm_get_name;
+  // the name of the dim that first asked for the layout) and has the error
+  // handler options.comm_errors says. Do not MPI_Comm_free it: a later
+  // comm() of that layout then throws Error(invalid_argument) saying so.
   MPI_Comm comm(std::string_view dim = {}) const;
   // The dim's communicator in its backend (options.backend or the dim's
   // override), for the collectives of backend.hpp.
@@ -148,7 +172,8 @@ class DEVMESH_API Mesh {
   void create_comms(CommPath path = CommPath::automatic) const;
   // The root as an MPI Cartesian communicator (MPI_Cart_create, no
   // reordering, non-periodic): its rank x is root index x. Collective over
-  // all members of the root the first time.
+  // all members of the root the first time. Named "devmesh:cart"; error
+  // handler and ownership as for comm().
   MPI_Comm cart_comm() const;
   // Communicators the root has created so far, for checking reuse: one per
   // distinct layout asked for, plus the root communicator once made (see

@@ -4,12 +4,12 @@
 // the values are the C API's DEVMESH_* codes, one to one.
 #pragma once
 
+#include "devmesh/export.hpp"  // first: it stops a compile below C++20
+
 #include <iosfwd>
 #include <stdexcept>
 #include <string>
 #include <string_view>
-
-#include "devmesh/export.hpp"
 
 namespace devmesh {
 

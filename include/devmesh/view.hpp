@@ -8,6 +8,8 @@
 // size is ever built, except by all_groups().
 #pragma once
 
+#include "devmesh/export.hpp"  // first: it stops a compile below C++20
+
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -16,7 +18,6 @@
 #include <string_view>
 #include <vector>
 
-#include "devmesh/export.hpp"
 #include "devmesh/layout.hpp"
 #include "devmesh/status.hpp"
 

@@ -54,6 +54,8 @@ static_assert(DEVMESH_COMM_PATH_AUTOMATIC == static_cast<int>(devmesh::CommPath:
 static_assert(DEVMESH_COMM_PATH_CREATE_GROUP == static_cast<int>(devmesh::CommPath::create_group));
 static_assert(DEVMESH_COMM_PATH_SPLIT == static_cast<int>(devmesh::CommPath::split));
 static_assert(DEVMESH_COMM_PATH_CART_SUB == static_cast<int>(devmesh::CommPath::cart_sub));
+static_assert(DEVMESH_COMM_ERRORS_INHERIT == static_cast<int>(devmesh::CommErrors::inherit));
+static_assert(DEVMESH_COMM_ERRORS_RETURN == static_cast<int>(devmesh::CommErrors::return_codes));
 
 thread_local std::string last_error_text;
 
@@ -193,6 +195,7 @@ devmesh::MeshOptions options_of(const devmesh_config_t* cfg) {
   if (c.comm_errors != DEVMESH_CONFIG_UNSET && c.comm_errors != DEVMESH_COMM_ERRORS_INHERIT &&
       c.comm_errors != DEVMESH_COMM_ERRORS_RETURN)
     invalid("comm_errors " + std::to_string(c.comm_errors) + " is not a devmesh_comm_errors");
+  if (c.comm_errors != DEVMESH_CONFIG_UNSET) o.comm_errors = static_cast<devmesh::CommErrors>(c.comm_errors);
   return o;
 }
 

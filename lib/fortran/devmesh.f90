@@ -5,7 +5,9 @@
 !>     of the DEVMESH_ERR_* values (the C API's). `ierr` is optional: when it
 !>     is absent, a failure prints devmesh_last_error() and stops the program
 !>     (error stop), like MPI's default error handler.
-!>   * A failing call leaves its output arguments untouched.
+!>   * A failing call leaves its output arguments untouched, and
+!>     devmesh_last_error() then starts with the name of the procedure
+!>     called ("devmesh_comm: unknown dim 'zz' ...").
 !>   * Communicators: each call taking or returning one has a specific
 !>     procedure for type(MPI_Comm) (use mpi_f08) and one for an integer
 !>     handle (use mpi), behind one generic name. Handles cross to C as
@@ -104,8 +106,10 @@ module devmesh
     type(c_ptr), allocatable :: ptr(:)
   end type c_strings
 
-  ! The message of the last failure found by this module itself (before
-  ! calling C); devmesh_last_error() returns it while `local_pending`.
+  ! The message of the last failure of a call through this module, naming
+  ! the Fortran procedure; devmesh_last_error() returns it while
+  ! `local_pending` (a failure found before calling C, or a C failure
+  ! renamed by finish).
   character(len=:), allocatable, save :: local_message
   logical, save :: local_pending = .false.
   !$omp threadprivate(local_message, local_pending)
@@ -301,11 +305,22 @@ contains
   end function from_c_string
 
   ! Hands a status to the caller: into ierr, or, without ierr, a failure
-  ! stops the program with the message.
-  subroutine finish(status, ierr)
+  ! stops the program with the message. The C message starts with the C
+  ! function that failed ("devmesh_comm_f: ..."); a Fortran caller is told
+  ! the procedure it called instead (proc, e.g. 'devmesh_comm').
+  subroutine finish(status, proc, ierr)
     integer(c_int), intent(in) :: status
+    character(len=*), intent(in) :: proc
     integer, intent(out), optional :: ierr
-    if (status /= DEVMESH_SUCCESS) local_pending = .false.
+    character(len=:), allocatable :: text
+    integer :: colon
+    if (status /= DEVMESH_SUCCESS) then
+      text = from_c_string(c_last_error())
+      colon = index(text, ': ')
+      if (colon > 0 .and. index(text(1:max(colon - 1, 0)), ' ') == 0) text = text(colon + 2:)
+      local_message = proc // ': ' // text
+      local_pending = .true.
+    end if
     call deliver(int(status), ierr)
   end subroutine finish
 
@@ -358,7 +373,7 @@ contains
     out = mesh%ptr
     st = c_create_f(int(parent, c_int), int(n, c_int), shp, cs%ptr, out)
     if (st == DEVMESH_SUCCESS) mesh%ptr = out
-    call finish(st, ierr)
+    call finish(st, 'devmesh_create', ierr)
   end subroutine create_common
 
   subroutine create_f08(comm, shape, names, mesh, ierr)
@@ -401,7 +416,7 @@ contains
     st = c_create_from_rank_list_f(int(parent, c_int), int(n, c_int), shp, int(size(ranks), c_int), rk, &
                                    cs%ptr, out)
     if (st == DEVMESH_SUCCESS) mesh%ptr = out
-    call finish(st, ierr)
+    call finish(st, 'devmesh_create_from_ranks', ierr)
   end subroutine create_from_ranks_common
 
   subroutine create_from_ranks_f08(comm, shape, ranks, names, mesh, ierr)
@@ -427,7 +442,7 @@ contains
   subroutine devmesh_destroy(mesh, ierr)
     type(devmesh_t), intent(inout) :: mesh
     integer, intent(out), optional :: ierr
-    call finish(c_destroy(mesh%ptr), ierr)
+    call finish(c_destroy(mesh%ptr), 'devmesh_destroy', ierr)
   end subroutine devmesh_destroy
 
   !> True for a handle that holds a mesh (false for the null handle).
@@ -451,7 +466,7 @@ contains
     res = out%ptr
     st = c_slice(mesh%ptr, int(size(dims), c_int), cs%ptr, res)
     if (st == DEVMESH_SUCCESS) out%ptr = res
-    call finish(st, ierr)
+    call finish(st, 'devmesh_slice', ierr)
   end subroutine devmesh_slice
 
   !> A 1-D view of all dims of mesh; name absent or blank: the dim names
@@ -469,7 +484,7 @@ contains
     res = out%ptr
     st = c_flatten(mesh%ptr, cname, res)
     if (st == DEVMESH_SUCCESS) out%ptr = res
-    call finish(st, ierr)
+    call finish(st, 'devmesh_flatten', ierr)
   end subroutine devmesh_flatten
 
   !> Replaces dim by size(sizes) dims, split row-major.
@@ -497,7 +512,7 @@ contains
     res = out%ptr
     st = c_unflatten(mesh%ptr, cdim%ptr(1), int(size(sizes), c_int), s, cs%ptr, res)
     if (st == DEVMESH_SUCCESS) out%ptr = res
-    call finish(st, ierr)
+    call finish(st, 'devmesh_unflatten', ierr)
   end subroutine devmesh_unflatten
 
   !> The root view of mesh's root.
@@ -510,7 +525,7 @@ contains
     res = out%ptr
     st = c_root(mesh%ptr, res)
     if (st == DEVMESH_SUCCESS) out%ptr = res
-    call finish(st, ierr)
+    call finish(st, 'devmesh_root', ierr)
   end subroutine devmesh_root
 
   ! ---- queries (not collective) ---------------------------------------------
@@ -522,7 +537,7 @@ contains
     integer(c_int) :: v, st
     st = c_ndim(mesh%ptr, v)
     if (st == DEVMESH_SUCCESS) ndim = int(v)
-    call finish(st, ierr)
+    call finish(st, 'devmesh_ndim', ierr)
   end subroutine devmesh_ndim
 
   !> Size of dim; a blank dim: the whole view's size.
@@ -537,7 +552,7 @@ contains
     call to_c_name(dim, cs, cdim)
     st = c_size(mesh%ptr, cdim, v)
     if (st == DEVMESH_SUCCESS) size = int(v)
-    call finish(st, ierr)
+    call finish(st, 'devmesh_size', ierr)
   end subroutine devmesh_size
 
   !> Name of dim number index (1-based, like coord(index)) into a
@@ -552,7 +567,7 @@ contains
     p = c_null_ptr
     st = c_dim_name(mesh%ptr, int(index - 1, c_int), p)
     if (st == DEVMESH_SUCCESS) name = from_c_string(p)
-    call finish(st, ierr)
+    call finish(st, 'devmesh_dim_name', ierr)
   end subroutine devmesh_dim_name
 
   !> The caller's local rank (0-based) along dim.
@@ -567,7 +582,7 @@ contains
     call to_c_name(dim, cs, cdim)
     st = c_local_rank(mesh%ptr, cdim, v)
     if (st == DEVMESH_SUCCESS) rank = int(v)
-    call finish(st, ierr)
+    call finish(st, 'devmesh_local_rank', ierr)
   end subroutine devmesh_local_rank
 
   !> The caller's coordinate: coord(i) is its 0-based local rank along dim i.
@@ -579,7 +594,7 @@ contains
     integer(c_int) :: nd, st
     st = c_ndim(mesh%ptr, nd)
     if (st /= DEVMESH_SUCCESS) then
-      call finish(st, ierr)
+      call finish(st, 'devmesh_coordinate', ierr)
       return
     end if
     if (size(coord) < nd) then
@@ -590,7 +605,7 @@ contains
     allocate(c(max(nd, 1_c_int)))
     st = c_coordinate(mesh%ptr, c)
     if (st == DEVMESH_SUCCESS) coord(1:nd) = int(c(1:nd))
-    call finish(st, ierr)
+    call finish(st, 'devmesh_coordinate', ierr)
   end subroutine devmesh_coordinate
 
   !> The parent ranks (0-based) of the caller's group along dim, in
@@ -613,7 +628,7 @@ contains
       if (st == DEVMESH_SUCCESS) st = c_size(mesh%ptr, c_null_ptr, n)
     end if
     if (st /= DEVMESH_SUCCESS) then
-      call finish(st, ierr)
+      call finish(st, 'devmesh_group_ranks', ierr)
       return
     end if
     if (size(ranks) < n) then
@@ -624,7 +639,7 @@ contains
     allocate(r(max(n, 1_c_int)))
     st = c_group_ranks(mesh%ptr, cdim, r)
     if (st == DEVMESH_SUCCESS) ranks(1:n) = int(r(1:n))
-    call finish(st, ierr)
+    call finish(st, 'devmesh_group_ranks', ierr)
   end subroutine devmesh_group_ranks
 
   !> Communicators the root has created so far (its own included).
@@ -635,7 +650,7 @@ contains
     integer(c_int) :: v, st
     st = c_comm_count(mesh%ptr, v)
     if (st == DEVMESH_SUCCESS) count = int(v)
-    call finish(st, ierr)
+    call finish(st, 'devmesh_comm_count', ierr)
   end subroutine devmesh_comm_count
 
   ! ---- communicators ------------------------------------------------------------
@@ -651,7 +666,7 @@ contains
     call to_c_name(dim, cs, cdim)
     st = c_comm_f(mesh%ptr, cdim, v)
     if (st == DEVMESH_SUCCESS) handle = int(v)
-    call finish(st, ierr)
+    call finish(st, 'devmesh_comm', ierr)
   end subroutine comm_common
 
   subroutine comm_f08(mesh, dim, comm, ierr)
@@ -677,7 +692,7 @@ contains
     integer(c_int) :: v, st
     st = c_cart_comm_f(mesh%ptr, v)
     if (st == DEVMESH_SUCCESS) comm%MPI_VAL = int(v)
-    call finish(st, ierr)
+    call finish(st, 'devmesh_cart_comm', ierr)
   end subroutine cart_comm_f08
 
   subroutine cart_comm_int(mesh, comm, ierr)
@@ -687,7 +702,7 @@ contains
     integer(c_int) :: v, st
     st = c_cart_comm_f(mesh%ptr, v)
     if (st == DEVMESH_SUCCESS) comm = int(v)
-    call finish(st, ierr)
+    call finish(st, 'devmesh_cart_comm', ierr)
   end subroutine cart_comm_int
 
   !> Creates the communicators of every dim of mesh at once (path: one of
@@ -700,7 +715,7 @@ contains
     integer(c_int) :: p
     p = DEVMESH_COMM_PATH_AUTOMATIC
     if (present(path)) p = int(path, c_int)
-    call finish(c_create_comms(mesh%ptr, p), ierr)
+    call finish(c_create_comms(mesh%ptr, p), 'devmesh_create_comms', ierr)
   end subroutine devmesh_create_comms
 
   ! ---- errors ----------------------------------------------------------------------

@@ -43,6 +43,39 @@ bool mpi_alive() noexcept {
   return MPI_Finalized(&finalized) == MPI_SUCCESS && !finalized;
 }
 
+// --- communicators handed out ----------------------------------------------
+// An attribute on every communicator devmesh hands out (comm(), cart_comm()):
+// its delete callback runs when that communicator is freed, by the program
+// (the next comm() then says so instead of returning a dead handle) or by
+// release(), which sets `releasing` first.
+int watch_deleted(MPI_Comm, int, void* value, void*) {
+  auto* watch = static_cast<MeshState::Watch*>(value);
+  if (!watch->releasing.load()) watch->freed_by_program = true;
+  return MPI_SUCCESS;
+}
+
+int watch_keyval() {
+  static std::once_flag once;
+  static int key = MPI_KEYVAL_INVALID;
+  std::call_once(once, [] {
+    DEVMESH_MPI(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, watch_deleted, &key, nullptr));
+  });
+  return key;
+}
+
+// "devmesh:<dim>", cut to what MPI_Comm_set_name keeps.
+std::string comm_name(std::string_view dim) {
+  std::string name = "devmesh:" + std::string(dim);
+  if (name.size() >= MPI_MAX_OBJECT_NAME) name.resize(MPI_MAX_OBJECT_NAME - 1);
+  return name;
+}
+
+[[noreturn]] void freed_by_program(const std::string& name) {
+  throw Error(Status::invalid_argument,
+              "the communicator '" + name + "' was freed by the program (MPI_Comm_free); devmesh owns the "
+              "communicators it returns and frees them itself: do not free them");
+}
+
 std::vector<index_t> key_of(const Layout& layout) {
   std::vector<index_t> key;
   for (const Mode& m : coalesce(layout).modes) {
@@ -100,17 +133,69 @@ void MeshState::release() noexcept {
   if (released_) return;
   released_ = true;
   const bool alive = mpi_alive();
+  // A communicator the program freed is not freed again; the others' watch
+  // callbacks must not take devmesh's own free for the program's.
+  const auto free_handed_out = [alive](MPI_Comm& comm, Watch* watch) {
+    if (watch) watch->releasing = true;
+    if (alive && comm != MPI_COMM_NULL && !(watch && watch->freed_by_program)) MPI_Comm_free(&comm);
+  };
   for (auto& [key, e] : cache_) {
     e.upgraded.clear();  // backend communicators go before their MPI group
-    if (alive && e.comm != MPI_COMM_NULL) MPI_Comm_free(&e.comm);
+    free_handed_out(e.comm, e.watch.get());
   }
   cache_.clear();
   backends_.clear();
+  free_handed_out(cart_, cart_watch_.get());
   if (alive) {
-    if (cart_ != MPI_COMM_NULL) MPI_Comm_free(&cart_);
     if (root_comm_ != MPI_COMM_NULL) MPI_Comm_free(&root_comm_);
     if (root_group != MPI_GROUP_NULL) MPI_Group_free(&root_group);
+    if (errhandler_ != MPI_ERRHANDLER_NULL) MPI_Errhandler_free(&errhandler_);
   }
+}
+
+void MeshState::inherit_errhandler(MPI_Comm parent) {
+  if (options.comm_errors != CommErrors::inherit) return;
+  DEVMESH_MPI(MPI_Comm_get_errhandler(parent, &errhandler_));
+}
+
+// Creation runs under MPI_ERRORS_RETURN (make_comm, the root communicator),
+// so that a failure there is an Error, not an abort. The program's handler
+// goes on last, once, before anyone else holds the handle, and is never
+// changed afterwards: switching to MPI_ERRORS_RETURN around devmesh's later
+// calls on the same communicator would also switch it for another thread
+// of the program using that communicator meanwhile (a handler belongs to
+// the communicator, not to the call), and a second communicator per layout
+// for devmesh's own calls would double the communicators. So devmesh's
+// later calls on a handed-out communicator (backend collectives, NCCL
+// set-up, MPI_Cart_sub of the cart) follow the program's handler, as the
+// program's own calls on it do; they still check every code a handler
+// lets return.
+std::unique_ptr<MeshState::Watch> MeshState::hand_out(MPI_Comm& comm, const std::string& name) {
+  auto watch = std::make_unique<Watch>();
+  int rc = MPI_SUCCESS;
+  const char* call = "MPI_Comm_set_name";
+  try {
+    const int key = watch_keyval();
+    rc = MPI_Comm_set_name(comm, name.c_str());
+    if (rc == MPI_SUCCESS) {
+      call = "MPI_Comm_set_attr";
+      rc = MPI_Comm_set_attr(comm, key, watch.get());
+    }
+    if (rc == MPI_SUCCESS && errhandler_ != MPI_ERRHANDLER_NULL) {
+      call = "MPI_Comm_set_errhandler";
+      rc = MPI_Comm_set_errhandler(comm, errhandler_);
+    }
+  } catch (...) {
+    watch->releasing = true;
+    MPI_Comm_free(&comm);
+    throw;
+  }
+  if (rc != MPI_SUCCESS) {
+    watch->releasing = true;
+    MPI_Comm_free(&comm);
+    throw_mpi_error(rc, call);
+  }
+  return watch;
 }
 
 MeshState::Entry* MeshState::find(const Layout& layout) {
@@ -118,23 +203,38 @@ MeshState::Entry* MeshState::find(const Layout& layout) {
   return it == cache_.end() ? nullptr : &it->second;
 }
 
-MeshState::Entry& MeshState::adopt(const Layout& layout, MPI_Comm comm) {
-  Entry& e = cache_[key_of(layout)];
+MeshState::Entry& MeshState::adopt(const Layout& layout, MPI_Comm comm, std::string_view dim) {
+  std::string name;
+  std::vector<index_t> key;
+  try {
+    name = comm_name(dim);
+    key = key_of(layout);
+  } catch (...) {
+    MPI_Comm_free(&comm);
+    throw;
+  }
+  std::unique_ptr<Watch> watch = hand_out(comm, name);
+  Entry& e = cache_[std::move(key)];
   e.comm = comm;
+  e.name = std::move(name);
+  e.watch = std::move(watch);
   ++created;
   return e;
 }
 
-MeshState::Entry& MeshState::entry(const Layout& layout) {
+MeshState::Entry& MeshState::entry(const Layout& layout, std::string_view dim) {
   if (released_) throw Error(Status::invalid_argument, "the mesh was released by MPI_Finalize");
-  if (Entry* e = find(layout)) return *e;
+  if (Entry* e = find(layout)) {
+    if (e->watch && e->watch->freed_by_program) freed_by_program(e->name);
+    return *e;
+  }
   // The caller's group in local-rank order, as root indices.
   const index_t base = group_base(layout, index);
   const index_t n = size(layout);
   std::vector<int> members(static_cast<std::size_t>(n));
   for (index_t k = 0; k < n; ++k) members[static_cast<std::size_t>(k)] = static_cast<int>(base + offset(layout, k));
   std::string what = "layout " + to_string(coalesce(layout));
-  return adopt(layout, make_comm(members, what));
+  return adopt(layout, make_comm(members, what), dim);
 }
 
 #if MPI_VERSION >= 4
@@ -160,7 +260,12 @@ MPI_Comm MeshState::root_comm() {
   DEVMESH_MPI(MPI_Group_size(root_group, &n));
   std::vector<int> all(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) all[static_cast<std::size_t>(i)] = i;
-  root_comm_ = make_comm(all, "root");
+  MPI_Comm c = make_comm(all, "root");
+  if (const int rc = MPI_Comm_set_name(c, "devmesh:root"); rc != MPI_SUCCESS) {
+    MPI_Comm_free(&c);
+    throw_mpi_error(rc, "MPI_Comm_set_name");
+  }
+  root_comm_ = c;
   ++created;
   return root_comm_;
 }
@@ -184,14 +289,21 @@ MPI_Comm MeshState::root_comm() {
   if (released_) throw Error(Status::invalid_argument, "the mesh was released by MPI_Finalize");
   return root_comm_;
 }
+
+void MeshState::adopt_root(MPI_Comm comm) {
+  root_comm_ = comm;
+  ++created;
+  DEVMESH_MPI(MPI_Comm_set_name(root_comm_, "devmesh:root"));
+}
 #endif
 
 void MeshState::add_backend(const BackendSpec& spec, std::unique_ptr<BackendInstance> instance) {
   backends_.emplace(spec.key(), std::move(instance));
 }
 
-Communicator& MeshState::upgraded(const Layout& layout, const BackendSpec& spec, bool all_root_members) {
-  Entry& e = entry(layout);
+Communicator& MeshState::upgraded(const Layout& layout, std::string_view dim, const BackendSpec& spec,
+                                  bool all_root_members) {
+  Entry& e = entry(layout, dim);
   const std::string key = spec.key();
   if (auto it = e.upgraded.find(key); it != e.upgraded.end()) return *it->second;
   auto b = backends_.find(key);
@@ -210,13 +322,17 @@ Communicator& MeshState::upgraded(const Layout& layout, const BackendSpec& spec,
 
 MPI_Comm MeshState::cart() {
   if (released_) throw Error(Status::invalid_argument, "the mesh was released by MPI_Finalize");
-  if (cart_ != MPI_COMM_NULL) return cart_;
+  if (cart_ != MPI_COMM_NULL) {
+    if (cart_watch_ && cart_watch_->freed_by_program) freed_by_program("devmesh:cart");
+    return cart_;
+  }
   std::vector<int> dims;
   for (index_t n : root.root_shape()) dims.push_back(static_cast<int>(n));
   std::vector<int> periods(dims.size(), 0);
   MPI_Comm c = MPI_COMM_NULL;
   DEVMESH_MPI(MPI_Cart_create(root_comm(), static_cast<int>(dims.size()), dims.data(), periods.data(), 0, &c));
   return_errors(c);
+  cart_watch_ = hand_out(c, "devmesh:cart");
   cart_ = c;
   ++created;
   return cart_;
@@ -298,6 +414,9 @@ Status check_locally(Validated& v, const std::vector<int>& shape, const std::vec
                      const std::vector<int>* ranks, const MeshOptions& options, std::string& message) {
   try {
     if (ranks && ranks->empty()) throw Error(Status::invalid_argument, "the rank list is empty");
+    if (options.comm_errors != CommErrors::inherit && options.comm_errors != CommErrors::return_codes)
+      throw Error(Status::invalid_argument, "comm_errors " + std::to_string(static_cast<int>(options.comm_errors)) +
+                                                " is not a CommErrors");
     for (BackendSpec& b : detail::backends_named(options)) {
       auto instance = std::make_unique<detail::BackendInstance>(b);
       v.backends.emplace_back(std::move(b), std::move(instance));
@@ -363,6 +482,7 @@ Mesh build(MPI_Comm parent, const std::vector<int>* ranks, const MeshOptions& op
   }
   state->parent_rank = v.me;
   state->host_local_rank = host_rank;
+  state->inherit_errhandler(parent);
   for (auto& [spec, instance] : v.backends) state->add_backend(spec, std::move(instance));
 #if MPI_VERSION < 4
   state->adopt_root(root_comm);
@@ -481,15 +601,15 @@ int Mesh::parent_rank() const { return state().parent_rank; }
 bool Mesh::same_root(const Mesh& other) const noexcept { return state_ && state_ == other.state_; }
 
 MPI_Comm Mesh::comm(std::string_view dim) const {
-  const Layout& layout = view().dims()[dim_of(dim)].layout;
+  const Dim& d = view().dims()[dim_of(dim)];
   std::lock_guard lock(state_->mutex);
-  return state_->entry(layout).comm;
+  return state_->entry(d.layout, d.name).comm;
 }
 
 Communicator& Mesh::communicator(std::string_view dim) const {
   const Dim& d = view().dims()[dim_of(dim)];
   std::lock_guard lock(state_->mutex);
-  return state_->upgraded(d.layout, detail::backend_of(state_->options, d.name));
+  return state_->upgraded(d.layout, d.name, detail::backend_of(state_->options, d.name));
 }
 
 std::string_view Mesh::backend(std::string_view dim) const {
@@ -547,7 +667,7 @@ void Mesh::create_comms(CommPath path) const {
   }
   for (const Dim& d : v.dims()) {
     if (path == CommPath::automatic || path == CommPath::create_group) {
-      s.entry(d.layout);
+      s.entry(d.layout, d.name);
       continue;
     }
     const bool have = s.find(d.layout) != nullptr;
@@ -558,7 +678,7 @@ void Mesh::create_comms(CommPath path) const {
     } else {  // cart_sub
       std::vector<int> remain = cart_remain(s.root, d.layout);
       if (remain.empty()) {
-        s.entry(d.layout);
+        s.entry(d.layout, d.name);
         continue;
       }
       DEVMESH_MPI(MPI_Cart_sub(s.cart(), remain.data(), &c));
@@ -569,9 +689,9 @@ void Mesh::create_comms(CommPath path) const {
     }
     if (c == MPI_COMM_NULL) continue;
     detail::return_errors(c);
-    s.adopt(d.layout, c);
+    s.adopt(d.layout, c, d.name);
   }
-  for (const Dim& d : v.dims()) s.upgraded(d.layout, detail::backend_of(s.options, d.name), true);
+  for (const Dim& d : v.dims()) s.upgraded(d.layout, d.name, detail::backend_of(s.options, d.name), true);
 }
 
 MPI_Comm Mesh::cart_comm() const {

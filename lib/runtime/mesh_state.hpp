@@ -3,10 +3,12 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "devmesh/mesh.hpp"
@@ -25,22 +27,39 @@ struct MeshState {
   MeshState(const MeshState&) = delete;
   MeshState& operator=(const MeshState&) = delete;
 
+  // What an attribute on a communicator handed out (comm(), cart_comm())
+  // tells: its delete callback ran because the program freed it. Owned by
+  // the state; devmesh's own free sets `releasing` first.
+  struct Watch {
+    std::atomic<bool> freed_by_program{false};
+    std::atomic<bool> releasing{false};
+  };
+
   // One entry per distinct (coalesced) dim layout.
   struct Entry {
     MPI_Comm comm = MPI_COMM_NULL;
+    std::string name;  // MPI_Comm_get_name's, "devmesh:<dim>"
+    std::unique_ptr<Watch> watch;
     std::map<std::string, std::unique_ptr<Communicator>, std::less<>> upgraded;  // by BackendSpec::key
   };
 
   // The entry of a layout if it exists, else nullptr. Caller holds `mutex`.
   Entry* find(const Layout& layout);
   // The entry of a layout, creating its MPI communicator over the caller's
-  // group with MPI_Comm_create_group. Caller holds `mutex`.
-  Entry& entry(const Layout& layout);
-  // Inserts a communicator made elsewhere (split, cart_sub).
-  Entry& adopt(const Layout& layout, MPI_Comm comm);
+  // group with MPI_Comm_create_group; dim names it (the dim asking). Throws
+  // Error(invalid_argument) when the program freed the layout's
+  // communicator. Caller holds `mutex`.
+  Entry& entry(const Layout& layout, std::string_view dim);
+  // Inserts a communicator made elsewhere (split, cart_sub), and hands it
+  // out as entry() does (name, watch, error handler).
+  Entry& adopt(const Layout& layout, MPI_Comm comm, std::string_view dim);
+  // Takes the error handler of the communicators handed out from parent
+  // (options.comm_errors inherit; kept until release). Not collective.
+  void inherit_errhandler(MPI_Comm parent);
   // The communicator of a backend for a layout. Caller holds `mutex`.
   // all_root_members: every root member makes this call together.
-  Communicator& upgraded(const Layout& layout, const BackendSpec& backend, bool all_root_members = false);
+  Communicator& upgraded(const Layout& layout, std::string_view dim, const BackendSpec& backend,
+                         bool all_root_members = false);
   // Keeps a backend instance opened (and so checked) at creation.
   void add_backend(const BackendSpec& spec, std::unique_ptr<BackendInstance> instance);
   MPI_Comm cart();
@@ -50,6 +69,10 @@ struct MeshState {
   // A new communicator over the root members listed (root indices, in rank
   // order), errors returned. Collective over those members.
   MPI_Comm make_comm(const std::vector<int>& members, const std::string& what);
+  // Makes a new communicator ready for the program: names it, watches it
+  // for MPI_Comm_free, gives it the handed-out error handler (last). On
+  // failure frees it and throws. Caller holds `mutex`.
+  std::unique_ptr<Watch> hand_out(MPI_Comm& comm, const std::string& name);
   bool has_root_comm() const noexcept { return root_comm_ != MPI_COMM_NULL; }
   // Frees the root communicator (when nothing else was made from it).
   void drop_root_comm() noexcept {
@@ -57,10 +80,7 @@ struct MeshState {
   }
 #if MPI_VERSION < 4
   // MPI 3: the root communicator made at creation (owned from now on).
-  void adopt_root(MPI_Comm comm) {
-    root_comm_ = comm;
-    ++created;
-  }
+  void adopt_root(MPI_Comm comm);  // also names it devmesh:root
 #endif
   // Frees every communicator (idempotent; no MPI call after MPI_Finalize).
   void release() noexcept;
@@ -82,7 +102,12 @@ struct MeshState {
   std::map<std::vector<index_t>, Entry> cache_;
   std::map<std::string, std::unique_ptr<BackendInstance>, std::less<>> backends_;  // by BackendSpec::key
   MPI_Comm cart_ = MPI_COMM_NULL;
+  std::unique_ptr<Watch> cart_watch_;
   MPI_Comm root_comm_ = MPI_COMM_NULL;
+  // Error handler of handed-out communicators: the parent's (a reference
+  // from MPI_Comm_get_errhandler, freed at release), or
+  // MPI_ERRHANDLER_NULL for MPI_ERRORS_RETURN.
+  MPI_Errhandler errhandler_ = MPI_ERRHANDLER_NULL;
   bool released_ = false;
 };
 

@@ -37,6 +37,7 @@ program test_errors_f08
   call collective(ierr, DEVMESH_ERR_INVALID_ARGUMENT, 'negative', 'negative size')
   call devmesh_create(MPI_COMM_WORLD, [nranks + 1], ['a'], out, ierr)
   call collective(ierr, DEVMESH_ERR_SHAPE_MISMATCH, 'multiplies to', 'shape/world mismatch')
+  call named('devmesh_create', 'shape/world mismatch')
   call devmesh_create(MPI_COMM_WORLD, [65536, 65536, 65536, 65536], ['a', 'b', 'c', 'd'], out, ierr)
   call collective(ierr, DEVMESH_ERR_SHAPE_MISMATCH, 'overflows', 'shape past 63 bits')
   call devmesh_create(MPI_COMM_WORLD, [0, nranks + 1], ['a', 'b'], out, ierr)
@@ -61,6 +62,7 @@ program test_errors_f08
   call collective(ierr, DEVMESH_ERR_INVALID_ARGUMENT, 'nranks is 0', 'empty rank list')
   call devmesh_create_from_ranks(MPI_COMM_WORLD, [2], [0], ['a'], out, ierr)
   call collective(ierr, DEVMESH_ERR_SHAPE_MISMATCH, 'rank list has 1', 'rank list length')
+  call named('devmesh_create_from_ranks', 'rank list length')
   if (nranks > 1) then
     call devmesh_create(MPI_COMM_WORLD, [merge(-1, nranks, me == 0)], ['a'], out, ierr)
     call collective(ierr, DEVMESH_ERR_INCONSISTENT, 'different arguments', 'one rank alone')
@@ -75,6 +77,7 @@ program test_errors_f08
   call collective(ierr, DEVMESH_ERR_UNKNOWN_DIM, "unknown dim 'zz'", 'slice unknown dim')
   call devmesh_slice(mesh, ['b', 'b'], out, ierr)
   call collective(ierr, DEVMESH_ERR_DUPLICATE_NAME, 'sliced twice', 'slice repeated dim')
+  call named('devmesh_slice', 'slice repeated dim')
   call devmesh_slice(mesh, [character(len=1) ::], out, ierr)
   call collective(ierr, DEVMESH_ERR_INVALID_ARGUMENT, 'n is 0', 'slice of no dims')
   call devmesh_flatten(mesh, 'b', out, ierr)
@@ -131,6 +134,7 @@ program test_errors_f08
   call expect(ierr, DEVMESH_ERR_INVALID_ARGUMENT, 'a dim name is needed', 'local rank without a dim name')
   call devmesh_comm(mesh, 'zz', comm, ierr)
   call expect(ierr, DEVMESH_ERR_UNKNOWN_DIM, "'zz'", 'comm of an unknown dim')
+  call named('devmesh_comm', 'comm of an unknown dim')
   call check(v == -7, 'query outputs untouched')
   call devmesh_dim_name(mesh, 0, name, ierr)
   call expect(ierr, DEVMESH_ERR_INVALID_ARGUMENT, 'out of range', 'dim_name(0)')
@@ -199,6 +203,17 @@ contains
     call check(index(devmesh_last_error(), needle) > 0, what // ': message lacks "' // needle // '"')
   end subroutine expect
 
+  ! The last error names the Fortran procedure the program called (not the
+  ! C function behind it, e.g. devmesh_comm_f).
+  subroutine named(proc, what)
+    character(len=*), intent(in) :: proc, what
+    character(len=:), allocatable :: text
+    text = devmesh_last_error()
+    call check(index(text, proc // ': ') == 1, what // ': message does not start with "' // proc // ': "')
+    call check(index(text, '_f:') == 0 .and. index(text, '_rank_list') == 0, &
+               what // ': message names a C function')
+  end subroutine named
+
   ! The same for a call every rank made: the status agrees everywhere.
   subroutine collective(got, want, needle, what)
     integer, intent(in) :: got, want
@@ -257,6 +272,7 @@ contains
     call expect(e, DEVMESH_ERR_INVALID_ARGUMENT, null, what // ': comm')
     call devmesh_cart_comm(m, c, e)
     call expect(e, DEVMESH_ERR_INVALID_ARGUMENT, null, what // ': cart_comm')
+    call named('devmesh_cart_comm', what // ': cart_comm')
     call check(c == MPI_COMM_SELF, what // ': communicator untouched')
     call devmesh_create_comms(m, ierr=e)
     call expect(e, DEVMESH_ERR_INVALID_ARGUMENT, null, what // ': create_comms')

@@ -7,9 +7,14 @@
 #   * checks the layout: every public header, the libraries, the Fortran
 #     module, pkg-config files, the CMake package; the shared library
 #     exports the whole C API and nothing outside devmesh's names;
-#   * builds a C program with `mpicc $(pkg-config --cflags --libs devmesh)`
+#   * builds a C program with `mpicc $(pkg-config --cflags --libs devmesh)`,
+#     a C++ one with mpicxx and $(pkg-config --variable=cxxflags devmesh),
 #     and a Fortran one with `mpifort $(pkg-config ... devmesh-fortran)`;
-#   * builds C, C++ (and Fortran) programs with CMake's find_package(devmesh);
+#     they run without LD_LIBRARY_PATH (devmesh.pc's rpath), unless the
+#     prefix is /usr (no rpath there: the loader's own directories);
+#   * builds C, C++ (and Fortran) programs with CMake's find_package(devmesh),
+#     and installs them with CMAKE_INSTALL_RPATH_USE_LINK_PATH as the README
+#     says: the installed programs run without LD_LIBRARY_PATH too;
 #   * runs each on 4 ranks and checks what they print.
 # The pkg-config files are relocated with --define-variable=prefix=STAGED
 # (they use ${prefix}); the CMake package finds its prefix by itself.
@@ -97,20 +102,41 @@ compat=$(cmake -P "$tmp/version.cmake" 2>&1 | tr '\n' ' ')
 export PKG_CONFIG_PATH=$slib/pkgconfig
 pc() { pkg-config --define-variable=prefix="$staged" "$@"; }
 cd "$tmp"
+# Programs linked through devmesh.pc find the library by its rpath, except
+# with prefix /usr, where the loader looks anyway (once really installed).
+pc_libpath=
+if [ "$prefix" = /usr ]; then
+  pc_libpath=$slib
+else
+  pc --libs devmesh | grep -q -- "-Wl,-rpath,$slib" || fail "devmesh.pc's Libs carry no rpath to $slib: $(pc --libs devmesh)"
+fi
+run_pc() {
+  if [ -n "$pc_libpath" ]; then LD_LIBRARY_PATH=$pc_libpath "$@"; else "$@"; fi
+}
 
 step "C with mpicc and pkg-config: $(pc --cflags --libs devmesh)"
 # shellcheck disable=SC2046
 mpicc -o app_c_pc "$src/tests/install/consumer/app.c" $(pc --cflags --libs devmesh)
-uses_staged ./app_c_pc "$slib"
-out=$(LD_LIBRARY_PATH=$slib mpirun4 mpiexec -n 4 ./app_c_pc)
+uses_staged ./app_c_pc "$pc_libpath"
+out=$(run_pc mpirun4 mpiexec -n 4 ./app_c_pc)
 echo "$out"
 grep -q "c consumer: devmesh $version, tp group of rank 0 has 2 ranks: ok" <<<"$out" || fail "C program output"
+
+step "C++ with mpicxx and pkg-config: $(pc --variable=cxxflags devmesh) $(pc --cflags --libs devmesh)"
+# shellcheck disable=SC2046
+mpicxx -o app_cpp_pc "$src/tests/install/consumer/app.cpp" $(pc --variable=cxxflags devmesh) \
+  $(pc --cflags --libs devmesh)
+uses_staged ./app_cpp_pc "$pc_libpath"
+out=$(run_pc mpirun4 mpiexec -n 4 ./app_cpp_pc)
+echo "$out"
+grep -q "c++ consumer: dp_tp over 4 ranks: ok" <<<"$out" || fail "C++ program output"
 
 if [ "$fortran" = true ]; then
   step "Fortran with mpifort and pkg-config: $(pc --cflags --libs devmesh-fortran)"
   # shellcheck disable=SC2046
   mpifort -o app_f_pc "$src/tests/install/consumer/app.f90" $(pc --cflags --libs devmesh-fortran)
-  out=$(LD_LIBRARY_PATH=$slib mpirun4 mpiexec -n 4 ./app_f_pc)
+  uses_staged ./app_f_pc "$pc_libpath"
+  out=$(run_pc mpirun4 mpiexec -n 4 ./app_f_pc)
   echo "$out"
   grep -q "fortran consumer: tp group of rank 0 has 2 ranks: ok" <<<"$out" || fail "Fortran program output"
 fi
@@ -143,7 +169,9 @@ if command -v cmake >/dev/null; then
   with_fortran=OFF
   [ "$fortran" = true ] && with_fortran=ON
   cmake -S "$src/tests/install/consumer" -B cmake-build "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_PREFIX_PATH="$staged" -DWITH_FORTRAN=$with_fortran >cmake.log 2>&1 || { cat cmake.log; fail "cmake configure"; }
+    -DCMAKE_PREFIX_PATH="$staged" -DWITH_FORTRAN=$with_fortran \
+    -DCMAKE_INSTALL_PREFIX="$tmp/consumer" -DCMAKE_INSTALL_RPATH_USE_LINK_PATH=ON \
+    >cmake.log 2>&1 || { cat cmake.log; fail "cmake configure"; }
   grep "devmesh $version" cmake.log
   cmake --build cmake-build >>cmake.log 2>&1 || { cat cmake.log; fail "cmake build"; }
   # Run through the build tree's RPATH, which points into the staging directory.
@@ -159,6 +187,13 @@ if command -v cmake >/dev/null; then
     echo "$out"
     grep -q "fortran consumer: tp group of rank 0 has 2 ranks: ok" <<<"$out" || fail "CMake Fortran program"
   fi
+  # Installed, the build tree's RPATH is gone: what the README says to set
+  # (CMAKE_INSTALL_RPATH_USE_LINK_PATH) keeps the one to libdevmesh.
+  cmake --install cmake-build >>cmake.log 2>&1 || { cat cmake.log; fail "cmake install"; }
+  uses_staged "$tmp/consumer/bin/app_cpp"
+  out=$(mpirun4 mpiexec -n 4 "$tmp/consumer/bin/app_cpp")
+  echo "$out"
+  grep -q "c++ consumer: dp_tp over 4 ranks: ok" <<<"$out" || fail "installed CMake C++ program"
 else
   echo "cmake not found: CMake package not exercised"
 fi

@@ -88,6 +88,17 @@ def test_worked_examples():
     g = groups_of(ok_json(*base, "--slice", "dp,cp", "--flatten", "-", "--root", "--slice", "tp,dp_cp"))
     check(g == {"tp": [[0, 1], [2, 3], [4, 5], [6, 7]], "dp_cp": [[0, 2, 4, 6], [1, 3, 5, 7]]},
           "slice of a registered name after --root")
+    # --flatten without a NAME means the default name (dim names joined by _),
+    # wherever it stands: last, before another option, or given twice.
+    g = groups_of(ok_json(*base, "--slice", "dp,cp", "--flatten"))
+    check(g == {"dp_cp": [[0, 2, 4, 6], [1, 3, 5, 7]]}, "--flatten alone, last")
+    p = run(*base, "--slice", "dp,tp", "--flatten")
+    check(p.returncode == 0 and "dp_tp = (2,2):(4,1)" in p.stdout, f"--flatten alone in text: {p.stdout!r} {p.stderr!r}")
+    g = groups_of(ok_json(*base, "--slice", "dp,cp", "--flatten", "--root", "--slice", "cp,tp", "--flatten"))
+    check(g == {"cp_tp": [[0, 1, 2, 3], [4, 5, 6, 7]]}, "--flatten alone, twice")
+    g = groups_of(ok_json(*base, "--slice", "dp,cp", "--flatten", "--root", "--slice", "tp,dp_cp"))
+    check(g == {"tp": [[0, 1], [2, 3], [4, 5], [6, 7]], "dp_cp": [[0, 2, 4, 6], [1, 3, 5, 7]]},
+          "--flatten alone registers the default name")
     # A 0 in the shape is filled as MPI_Dims_create does.
     out = ok_json("--shape", "0,0", "--names", "a,b", "--world", "12")
     check([d["size"] for d in out["dims"]] == [4, 3], "dims_create(12,{0,0})")

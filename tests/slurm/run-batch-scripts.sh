@@ -139,7 +139,7 @@ log "cluster up: nodes n1 n2 idle (ports $ctld_port, $port1, $port2)"
 
 # --- the jobs ----------------------------------------------------------------
 # The scripts find the programs through DEVMESH_BUILD. The yield shim keeps
-# 8 busy-polling ranks on 2 cores fast (see ENVIRONMENT.md); sbatch passes
+# 8 busy-polling ranks on 2 cores fast (see tests/support/yield.c); sbatch passes
 # the environment on to the job (--export=ALL).
 export DEVMESH_BUILD="$build"
 yield="$build/tests/support/libdevmesh_test_yield.so"

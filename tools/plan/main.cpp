@@ -102,7 +102,10 @@ int run_plan(int argc, char** argv, std::ostream& to_stdout, std::ostream& to_st
   CLI::Option* slice_opt = app.add_option("--slice", slices, "slice dims a,b (any order)")
                                ->allow_extra_args(false);
   CLI::Option* flatten_opt =
-      app.add_option("--flatten", flattens, "flatten into NAME ('-': dim names joined by _)")
+      app.add_option("--flatten", flattens, "flatten into NAME (no NAME, or '-': the dim names joined by _)")
+          ->expected(0, 1)  // a NAME or none, each time it is given
+          ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+          ->default_str("-")  // what --flatten alone means
           ->allow_extra_args(false);
   CLI::Option* unflatten_opt =
       app.add_option("--unflatten", unflattens, "DIM:SIZES:NAMES, e.g. dp:2,2:dp_shard,dp_rep")
