@@ -46,6 +46,7 @@
 #include <gloo/transport/unbound_buffer.h>
 #include <gloo/types.h>
 #include <mpi.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -55,6 +56,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -326,6 +328,28 @@ void allreduce_bytes(Comm& c, const void* send, void* recv, std::size_t count, i
 
 const char* const per_rank_keys[] = {"hostname", "iface", nullptr};
 
+// Gloo writes to its sockets with write(2): a peer that died would make the
+// write raise SIGPIPE, whose default action ends this process too, before
+// Gloo can report the closed connection. So a process that has not chosen
+// a SIGPIPE action of its own ignores it (as network libraries commonly
+// do); a handler the application installed is left alone.
+void ignore_sigpipe() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction current {};
+    if (sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) {
+      struct sigaction ignore {};
+      ignore.sa_handler = SIG_IGN;
+      sigemptyset(&ignore.sa_mask);
+      sigaction(SIGPIPE, &ignore, nullptr);
+    }
+  });
+}
+
+int gloo_init() {
+  return plugin::guarded([] { ignore_sigpipe(); });
+}
+
 int gloo_open(int n, const char* const keys[], const char* const values[], void** instance) {
   return plugin::guarded([&] {
     if (instance == nullptr || (n > 0 && (keys == nullptr || values == nullptr)) || n < 0)
@@ -402,6 +426,7 @@ int gloo_comm_create(void* instance, const devmesh_backend_group_t* group, void*
         group->size < offsetof(devmesh_backend_group_t, root))
       throw Error(Status::invalid_argument, "gloo: bad arguments to comm_create");
     auto& inst = *static_cast<std::shared_ptr<Instance>*>(instance);
+    ignore_sigpipe();  // also when a core did not call init
     MPI_Comm mc = group->group;
     int rank = 0, size = 0;
     check_mpi(MPI_Comm_rank(mc, &rank), "MPI_Comm_rank");
@@ -609,7 +634,7 @@ DEVMESH_BACKEND_EXPORT_V1 = {
     DEVMESH_BACKEND_ABI_VERSION,
     kName,
     per_rank_keys,
-    nullptr,  // init: nothing to do before the first open
+    gloo_init,
     nullptr,  // finalize
     plugin::last_error,
     gloo_open,
