@@ -1,5 +1,6 @@
 #include "mpi_backend.hpp"
 
+#include <cstring>
 #include <limits>
 
 #include "runtime/mpi_check.hpp"
@@ -61,10 +62,25 @@ class MpiCommunicator final : public Communicator {
   }
   void allgather(const void* send, void* recv, std::size_t count, DataType type, void*) override {
     const MPI_Datatype t = mpi_datatype(type);
-    DEVMESH_MPI(MPI_Allgather(send, count_of(count), t, recv, count_of(count), t, comm_));
+    // In place (backend_plugin.h): send is the caller's block of recv.
+    const bool in_place =
+        send == static_cast<const char*>(recv) + static_cast<std::size_t>(rank()) * count * size_of(type);
+    DEVMESH_MPI(MPI_Allgather(in_place ? MPI_IN_PLACE : send, count_of(count), t, recv, count_of(count), t,
+                              comm_));
   }
   void reduce_scatter(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
                       void*) override {
+    // In place (backend_plugin.h): recv is the caller's block of send. MPI's
+    // in-place form leaves the result at the start of the buffer, moved to
+    // the caller's block here (the other blocks of send are undefined after).
+    const std::size_t block = count * size_of(type);
+    if (recv == static_cast<const char*>(send) + static_cast<std::size_t>(rank()) * block) {
+      void* all = const_cast<void*>(send);
+      DEVMESH_MPI(MPI_Reduce_scatter_block(MPI_IN_PLACE, all, count_of(count), mpi_datatype(type),
+                                           mpi_op(op, type), comm_));
+      if (all != recv) std::memmove(recv, all, block);
+      return;
+    }
     DEVMESH_MPI(MPI_Reduce_scatter_block(send, recv, count_of(count), mpi_datatype(type),
                                          mpi_op(op, type), comm_));
   }
@@ -73,7 +89,8 @@ class MpiCommunicator final : public Communicator {
   }
   void alltoall(const void* send, void* recv, std::size_t count, DataType type, void*) override {
     const MPI_Datatype t = mpi_datatype(type);
-    DEVMESH_MPI(MPI_Alltoall(send, count_of(count), t, recv, count_of(count), t, comm_));
+    DEVMESH_MPI(MPI_Alltoall(send == recv ? MPI_IN_PLACE : send, count_of(count), t, recv, count_of(count), t,
+                             comm_));
   }
   void barrier(void*) override { DEVMESH_MPI(MPI_Barrier(comm_)); }
   void send(const void* buffer, std::size_t count, DataType type, int peer, void*) override {
