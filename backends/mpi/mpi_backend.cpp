@@ -1,9 +1,10 @@
 #include "mpi_backend.hpp"
 
-#include <cstring>
 #include <limits>
 
+#include "common/plugin_support.hpp"
 #include "runtime/mpi_check.hpp"
+#include "runtime/plugins.hpp"
 
 namespace devmesh::backends {
 
@@ -44,80 +45,106 @@ int count_of(std::size_t count) {
   return static_cast<int>(count);
 }
 
-class MpiCommunicator final : public Communicator {
- public:
-  explicit MpiCommunicator(MPI_Comm comm) : comm_(comm) {
-    DEVMESH_MPI(MPI_Comm_rank(comm_, &rank_));
-    DEVMESH_MPI(MPI_Comm_size(comm_, &size_));
-  }
-  std::string_view backend() const noexcept override { return "mpi"; }
-  int rank() const noexcept override { return rank_; }
-  int size() const noexcept override { return size_; }
-  void* native_handle() noexcept override { return &comm_; }
+constexpr int p2p_tag = 0x6d73;
 
-  void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
-                 void*) override {
-    DEVMESH_MPI(MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, count_of(count),
-                              mpi_datatype(type), mpi_op(op, type), comm_));
-  }
-  void allgather(const void* send, void* recv, std::size_t count, DataType type, void*) override {
-    const MPI_Datatype t = mpi_datatype(type);
-    // In place (backend_plugin.h): send is the caller's block of recv.
-    const bool in_place =
-        send == static_cast<const char*>(recv) + static_cast<std::size_t>(rank()) * count * size_of(type);
-    DEVMESH_MPI(MPI_Allgather(in_place ? MPI_IN_PLACE : send, count_of(count), t, recv, count_of(count), t,
-                              comm_));
-  }
-  void reduce_scatter(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
-                      void*) override {
-    // In place (backend_plugin.h): recv is the caller's block of send. MPI's
-    // in-place form leaves the result at the start of the buffer, moved to
-    // the caller's block here (the other blocks of send are undefined after).
-    const std::size_t block = count * size_of(type);
-    if (recv == static_cast<const char*>(send) + static_cast<std::size_t>(rank()) * block) {
-      void* all = const_cast<void*>(send);
-      DEVMESH_MPI(MPI_Reduce_scatter_block(MPI_IN_PLACE, all, count_of(count), mpi_datatype(type),
-                                           mpi_op(op, type), comm_));
-      if (all != recv) std::memmove(recv, all, block);
-      return;
-    }
-    DEVMESH_MPI(MPI_Reduce_scatter_block(send, recv, count_of(count), mpi_datatype(type),
-                                         mpi_op(op, type), comm_));
-  }
-  void broadcast(void* buffer, std::size_t count, DataType type, int root, void*) override {
-    DEVMESH_MPI(MPI_Bcast(buffer, count_of(count), mpi_datatype(type), root, comm_));
-  }
-  void alltoall(const void* send, void* recv, std::size_t count, DataType type, void*) override {
-    const MPI_Datatype t = mpi_datatype(type);
-    DEVMESH_MPI(MPI_Alltoall(send == recv ? MPI_IN_PLACE : send, count_of(count), t, recv, count_of(count), t,
-                             comm_));
-  }
-  void barrier(void*) override { DEVMESH_MPI(MPI_Barrier(comm_)); }
-  void send(const void* buffer, std::size_t count, DataType type, int peer, void*) override {
-    DEVMESH_MPI(MPI_Send(buffer, count_of(count), mpi_datatype(type), peer, tag, comm_));
-  }
-  void recv(void* buffer, std::size_t count, DataType type, int peer, void*) override {
-    DEVMESH_MPI(MPI_Recv(buffer, count_of(count), mpi_datatype(type), peer, tag, comm_,
-                         MPI_STATUS_IGNORE));
-  }
-
- private:
-  static constexpr int tag = 0x6d73;
-  MPI_Comm comm_;  // owned by the mesh
-  int rank_ = 0;
-  int size_ = 0;
+struct Comm {
+  MPI_Comm comm;  // owned by the mesh
 };
 
-class MpiBackend final : public Backend {
- public:
-  std::string_view name() const noexcept override { return "mpi"; }
-  std::unique_ptr<Communicator> create(const GroupContext& ctx) override {
-    return std::make_unique<MpiCommunicator>(ctx.group);
-  }
+MPI_Comm comm_of(void* c) { return static_cast<Comm*>(c)->comm; }
+DataType type_of(int t) { return static_cast<DataType>(plugin::datatype_arg(t)); }
+ReduceOp op_of(int op) { return static_cast<ReduceOp>(plugin::op_arg(op)); }
+
+int open(int n, const char* const keys[], const char* const*, void** instance) {
+  return plugin::guarded([&] {
+    if (n > 0)
+      throw Error(Status::invalid_argument, std::string("backend 'mpi' takes no options (got '") + keys[0] + "')");
+    *instance = nullptr;
+  });
+}
+
+void close(void*) {}
+
+int comm_create(void*, const devmesh_backend_group_t* group, void** comm) {
+  return plugin::guarded([&] { *comm = new Comm{group->group}; });
+}
+
+void comm_destroy(void* comm) { delete static_cast<Comm*>(comm); }
+
+int comm_native(void* comm, void** handle) {
+  *handle = &static_cast<Comm*>(comm)->comm;
+  return DEVMESH_SUCCESS;
+}
+
+int allreduce(void* c, const void* send, void* recv, std::size_t count, int type, int op, void*) {
+  return plugin::guarded([&] {
+    DEVMESH_MPI(MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, count_of(count),
+                              mpi_datatype(type_of(type)), mpi_op(op_of(op), type_of(type)), comm_of(c)));
+  });
+}
+
+int allgather(void* c, const void* send, void* recv, std::size_t count, int type, void*) {
+  return plugin::guarded([&] {
+    const MPI_Datatype t = mpi_datatype(type_of(type));
+    int rank = 0;
+    DEVMESH_MPI(MPI_Comm_rank(comm_of(c), &rank));
+    const bool in_place = send == static_cast<const char*>(recv) + rank * count * size_of(type_of(type));
+    DEVMESH_MPI(MPI_Allgather(in_place ? MPI_IN_PLACE : send, count_of(count), t, recv, count_of(count), t,
+                              comm_of(c)));
+  });
+}
+
+int reduce_scatter(void* c, const void* send, void* recv, std::size_t count, int type, int op, void*) {
+  return plugin::guarded([&] {
+    const DataType t = type_of(type);
+    DEVMESH_MPI(MPI_Reduce_scatter_block(send == recv ? MPI_IN_PLACE : send, recv, count_of(count),
+                                         mpi_datatype(t), mpi_op(op_of(op), t), comm_of(c)));
+  });
+}
+
+int broadcast(void* c, void* buffer, std::size_t count, int type, int root, void*) {
+  return plugin::guarded([&] {
+    DEVMESH_MPI(MPI_Bcast(buffer, count_of(count), mpi_datatype(type_of(type)), root, comm_of(c)));
+  });
+}
+
+int alltoall(void* c, const void* send, void* recv, std::size_t count, int type, void*) {
+  return plugin::guarded([&] {
+    const MPI_Datatype t = mpi_datatype(type_of(type));
+    DEVMESH_MPI(MPI_Alltoall(send == recv ? MPI_IN_PLACE : send, count_of(count), t, recv, count_of(count), t,
+                             comm_of(c)));
+  });
+}
+
+int barrier(void* c, void*) {
+  return plugin::guarded([&] { DEVMESH_MPI(MPI_Barrier(comm_of(c))); });
+}
+
+int send(void* c, const void* buffer, std::size_t count, int type, int peer, void*) {
+  return plugin::guarded([&] {
+    DEVMESH_MPI(MPI_Send(buffer, count_of(count), mpi_datatype(type_of(type)), peer, p2p_tag, comm_of(c)));
+  });
+}
+
+int recv(void* c, void* buffer, std::size_t count, int type, int peer, void*) {
+  return plugin::guarded([&] {
+    DEVMESH_MPI(MPI_Recv(buffer, count_of(count), mpi_datatype(type_of(type)), peer, p2p_tag, comm_of(c),
+                         MPI_STATUS_IGNORE));
+  });
+}
+
+constexpr devmesh_backend_v1_t table = {
+    DEVMESH_BACKEND_ABI_VERSION, "mpi", nullptr, nullptr, nullptr, plugin::last_error, open, close,
+    comm_create, comm_destroy, comm_native, allreduce, allgather, reduce_scatter, broadcast, alltoall,
+    barrier, send, recv,
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_mpi_backend() { return std::make_unique<MpiBackend>(); }
-
 }  // namespace devmesh::backends
+
+namespace devmesh::detail {
+
+const devmesh_backend_v1_t& mpi_backend() { return backends::table; }
+
+}  // namespace devmesh::detail

@@ -1,13 +1,12 @@
-// The MPI backend: a dim's communicator is its MPI sub-communicator itself.
+// The MPI backend, built into libdevmesh behind the plugin interface: a
+// dim's communicator is its MPI sub-communicator itself.
 #pragma once
 
-#include <memory>
+#include <mpi.h>
 
 #include "devmesh/backend.hpp"
 
 namespace devmesh::backends {
-
-std::unique_ptr<Backend> make_mpi_backend();
 
 // MPI datatype and operation of devmesh's enums. float16/bfloat16 travel as
 // 16-bit words (no MPI reduction for them): reducing them throws

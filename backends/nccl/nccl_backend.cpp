@@ -1,6 +1,10 @@
 // NCCL communicators for mesh dims, bootstrapped over the dims' MPI groups.
 //
-// Every wait in here is bounded by BackendOptions::init_timeout_seconds:
+// The plugin libdevmesh-backend-nccl.so (devmesh/backend_plugin.h).
+// Options (key=value): init=unique_id|split, split_share=0|1,
+// scalable_from=N, timeout=SECONDS, device=N (per rank); docs/BACKENDS.md.
+//
+// Every wait in here is bounded by the timeout option:
 // communicators are created non-blocking (ncclConfig_t.blocking = 0) and
 // polled with ncclCommGetAsyncError; the MPI exchanges around them are
 // non-blocking requests polled against the same deadline. A creation that
@@ -16,11 +20,41 @@
 #include <thread>
 #include <vector>
 
+#include "common/plugin_support.hpp"
 #include "nccl_backend.hpp"
-#include "runtime/mpi_check.hpp"
 
 namespace devmesh::backends {
 namespace {
+
+// How a group's communicator is created.
+enum class Init {
+  // A unique id from the group's rank 0, broadcast over the group's MPI
+  // communicator, into ncclCommInitRankConfig (ncclCommInitRankScalable
+  // for groups of at least scalable_from ranks). Collective over the group
+  // only, so it also serves lazy comm(dim) calls. The default.
+  unique_id,
+  // ncclCommSplit of one root NCCL communicator (created on first use over
+  // all root members). Collective over all root members, so used by
+  // create_comms() only; lazy creation falls back to unique_id.
+  split,
+};
+
+struct Options {
+  int device = -1;  // -1: automatic (the caller's current device, else host-local rank % visible)
+  Init init = Init::unique_id;
+  bool split_share = false;  // ncclConfig_t.splitShare for the split path
+  int scalable_from = 1024;  // group size from which InitRankScalable is used
+  double timeout = 120.0;    // deadline of one creation, seconds
+};
+
+void check_mpi(int code, const char* call) {
+  if (code == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING * 4] = {0};
+  int len = 0;
+  if (MPI_Error_string(code, text, &len) != MPI_SUCCESS) len = 0;
+  text[sizeof text - 1] = 0;
+  throw Error(Status::backend, std::string(call) + " failed: " + text);
+}
 
 using Clock = std::chrono::steady_clock;
 
@@ -79,7 +113,7 @@ struct Deadline {
 // is abandoned with its communicator) at the deadline.
 void wait_mpi(MPI_Request& req, const Deadline& d, const char* what) {
   for (int done = 0;;) {
-    detail::check_mpi(MPI_Test(&req, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    check_mpi(MPI_Test(&req, &done, MPI_STATUS_IGNORE), "MPI_Test");
     if (done) return;
     if (d.passed())
       fail(Status::backend, std::string(what) + " did not complete within " + std::to_string(d.seconds) +
@@ -123,13 +157,13 @@ void check_distinct_gpus(MPI_Comm group, int device, const Deadline& d) {
     char bus[32];
   } mine{};
   int len = 0;
-  detail::check_mpi(MPI_Get_processor_name(mine.host, &len), "MPI_Get_processor_name");
+  check_mpi(MPI_Get_processor_name(mine.host, &len), "MPI_Get_processor_name");
   DEVMESH_CUDA(cudaDeviceGetPCIBusId(mine.bus, sizeof mine.bus, device));
   int n = 0;
-  detail::check_mpi(MPI_Comm_size(group, &n), "MPI_Comm_size");
+  check_mpi(MPI_Comm_size(group, &n), "MPI_Comm_size");
   std::vector<Id> all(static_cast<std::size_t>(n));
   MPI_Request req;
-  detail::check_mpi(MPI_Iallgather(&mine, sizeof(Id), MPI_BYTE, all.data(), sizeof(Id), MPI_BYTE, group, &req),
+  check_mpi(MPI_Iallgather(&mine, sizeof(Id), MPI_BYTE, all.data(), sizeof(Id), MPI_BYTE, group, &req),
                     "MPI_Iallgather");
   wait_mpi(req, d, "exchanging GPU ids");
   for (int i = 0; i < n; ++i)
@@ -145,7 +179,7 @@ void check_distinct_gpus(MPI_Comm group, int device, const Deadline& d) {
 bool all_ok(MPI_Comm group, bool ok, const Deadline& d) {
   int mine = ok ? 0 : 1, any = 0;
   MPI_Request req;
-  detail::check_mpi(MPI_Iallreduce(&mine, &any, 1, MPI_INT, MPI_MAX, group, &req), "MPI_Iallreduce");
+  check_mpi(MPI_Iallreduce(&mine, &any, 1, MPI_INT, MPI_MAX, group, &req), "MPI_Iallreduce");
   wait_mpi(req, d, "agreeing on NCCL communicator creation");
   return any == 0;
 }
@@ -161,104 +195,120 @@ void close_comm(ncclComm_t comm, double timeout) noexcept {
   ncclCommDestroy(comm);
 }
 
-class NcclCommunicator final : public Communicator {
- public:
-  NcclCommunicator(ncclComm_t comm, int device, double timeout) : comm_(comm), device_(device), timeout_(timeout) {
-    check_nccl(ncclCommCount(comm_, &size_), "ncclCommCount", comm_);
-    check_nccl(ncclCommUserRank(comm_, &rank_), "ncclCommUserRank", comm_);
-    DEVMESH_CUDA(cudaSetDevice(device_));
-    DEVMESH_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+struct Comm {
+  Comm(ncclComm_t c, int device, double timeout) : comm(c), device(device), timeout(timeout) {
+    check_nccl(ncclCommCount(comm, &size), "ncclCommCount", comm);
+    check_nccl(ncclCommUserRank(comm, &rank), "ncclCommUserRank", comm);
+    DEVMESH_CUDA(cudaSetDevice(device));
+    DEVMESH_CUDA(cudaStreamCreateWithFlags(&own_stream, cudaStreamNonBlocking));
   }
-  ~NcclCommunicator() override {
-    cudaSetDevice(device_);
-    if (scratch_) cudaFree(scratch_);
-    if (stream_) cudaStreamDestroy(stream_);
-    close_comm(comm_, timeout_);
+  ~Comm() {
+    cudaSetDevice(device);
+    if (scratch) cudaFree(scratch);
+    if (own_stream) cudaStreamDestroy(own_stream);
+    close_comm(comm, timeout);
   }
-  std::string_view backend() const noexcept override { return "nccl"; }
-  int rank() const noexcept override { return rank_; }
-  int size() const noexcept override { return size_; }
-  void* native_handle() noexcept override { return &comm_; }
-
-  void allreduce(const void* send, void* recv, std::size_t count, DataType t, ReduceOp op, void* s) override {
-    done(ncclAllReduce(send, recv, count, nccl_type(t), nccl_op(op), comm_, stream(s)), "ncclAllReduce");
-  }
-  void allgather(const void* send, void* recv, std::size_t count, DataType t, void* s) override {
-    done(ncclAllGather(send, recv, count, nccl_type(t), comm_, stream(s)), "ncclAllGather");
-  }
-  void reduce_scatter(const void* send, void* recv, std::size_t count, DataType t, ReduceOp op,
-                      void* s) override {
-    done(ncclReduceScatter(send, recv, count, nccl_type(t), nccl_op(op), comm_, stream(s)), "ncclReduceScatter");
-  }
-  void broadcast(void* buffer, std::size_t count, DataType t, int root, void* s) override {
-    done(ncclBroadcast(buffer, buffer, count, nccl_type(t), root, comm_, stream(s)), "ncclBroadcast");
-  }
-  void alltoall(const void* send, void* recv, std::size_t count, DataType t, void* s) override {
-    const std::size_t bytes = count * size_of(t);
-    check_nccl(ncclGroupStart(), "ncclGroupStart");
-    for (int peer = 0; peer < size_; ++peer) {
-      check_nccl(ncclSend(static_cast<const char*>(send) + peer * bytes, count, nccl_type(t), peer, comm_, stream(s)),
-                 "ncclSend", comm_);
-      check_nccl(ncclRecv(static_cast<char*>(recv) + peer * bytes, count, nccl_type(t), peer, comm_, stream(s)),
-                 "ncclRecv", comm_);
-    }
-    done(ncclGroupEnd(), "ncclGroupEnd");
-  }
-  // NCCL has no barrier: a one-element all-reduce, then the stream is synchronised.
-  void barrier(void* s) override {
-    DEVMESH_CUDA(cudaSetDevice(device_));
-    if (!scratch_) DEVMESH_CUDA(cudaMalloc(&scratch_, sizeof(int)));
-    allreduce(scratch_, scratch_, 1, DataType::int32, ReduceOp::sum, s);
-    DEVMESH_CUDA(cudaStreamSynchronize(stream(s)));
-  }
-  void send(const void* buffer, std::size_t count, DataType t, int peer, void* s) override {
-    done(ncclSend(buffer, count, nccl_type(t), peer, comm_, stream(s)), "ncclSend");
-  }
-  void recv(void* buffer, std::size_t count, DataType t, int peer, void* s) override {
-    done(ncclRecv(buffer, count, nccl_type(t), peer, comm_, stream(s)), "ncclRecv");
-  }
-
- private:
-  cudaStream_t stream(void* s) const { return s ? static_cast<cudaStream_t>(s) : stream_; }
+  cudaStream_t stream(void* s) const { return s ? static_cast<cudaStream_t>(s) : own_stream; }
   // A non-blocking communicator may return ncclInProgress while it enqueues.
   void done(ncclResult_t r, const char* call) {
-    check_nccl(r, call, comm_);
+    check_nccl(r, call, comm);
     if (r == ncclInProgress) {
-      const ncclResult_t end = wait_nccl(comm_, Deadline(timeout_));
-      if (end != ncclSuccess) check_nccl(end == ncclInProgress ? ncclInternalError : end, call, comm_);
+      const ncclResult_t end = wait_nccl(comm, Deadline(timeout));
+      if (end != ncclSuccess) check_nccl(end == ncclInProgress ? ncclInternalError : end, call, comm);
     }
     ncclResult_t async = ncclSuccess;
-    check_nccl(ncclCommGetAsyncError(comm_, &async), "ncclCommGetAsyncError", comm_);
-    check_nccl(async, call, comm_);
+    check_nccl(ncclCommGetAsyncError(comm, &async), "ncclCommGetAsyncError", comm);
+    check_nccl(async, call, comm);
   }
 
-  ncclComm_t comm_;
-  int device_;
-  double timeout_;
-  int rank_ = 0;
-  int size_ = 0;
-  cudaStream_t stream_ = nullptr;
-  void* scratch_ = nullptr;
+  ncclComm_t comm;
+  int device;
+  double timeout;
+  int rank = 0;
+  int size = 0;
+  cudaStream_t own_stream = nullptr;
+  void* scratch = nullptr;
 };
 
-class NcclBackend final : public Backend {
- public:
-  explicit NcclBackend(const BackendOptions& options) : options_(options) {
-    int n = 0;
-    const cudaError_t e = cudaGetDeviceCount(&n);
-    if (e != cudaSuccess)
-      fail(Status::unsupported, std::string("backend 'nccl' needs a CUDA device: no CUDA device is usable (") +
-                                    cudaGetErrorString(e) + ")");
-    visible_ = n;
-    detail::select_device(options_.device, -1, 0, visible_);  // validates the request
-  }
-  ~NcclBackend() override {
-    if (root_) close_comm(root_, options_.init_timeout_seconds);
-  }
-  std::string_view name() const noexcept override { return "nccl"; }
+Comm& comm_of(void* c) { return *static_cast<Comm*>(c); }
+DataType type_of(int t) { return static_cast<DataType>(plugin::datatype_arg(t)); }
+ReduceOp op_of(int op) { return static_cast<ReduceOp>(plugin::op_arg(op)); }
 
-  std::unique_ptr<Communicator> create(const GroupContext& ctx) override {
-    const Deadline d(options_.init_timeout_seconds);
+int allreduce(void* c, const void* send, void* recv, std::size_t count, int t, int op, void* s) {
+  return plugin::guarded([&] {
+    Comm& k = comm_of(c);
+    k.done(ncclAllReduce(send, recv, count, nccl_type(type_of(t)), nccl_op(op_of(op)), k.comm, k.stream(s)),
+           "ncclAllReduce");
+  });
+}
+int allgather(void* c, const void* send, void* recv, std::size_t count, int t, void* s) {
+  return plugin::guarded([&] {
+    Comm& k = comm_of(c);
+    k.done(ncclAllGather(send, recv, count, nccl_type(type_of(t)), k.comm, k.stream(s)), "ncclAllGather");
+  });
+}
+int reduce_scatter(void* c, const void* send, void* recv, std::size_t count, int t, int op, void* s) {
+  return plugin::guarded([&] {
+    Comm& k = comm_of(c);
+    k.done(ncclReduceScatter(send, recv, count, nccl_type(type_of(t)), nccl_op(op_of(op)), k.comm, k.stream(s)),
+           "ncclReduceScatter");
+  });
+}
+int broadcast(void* c, void* buffer, std::size_t count, int t, int root, void* s) {
+  return plugin::guarded([&] {
+    Comm& k = comm_of(c);
+    k.done(ncclBroadcast(buffer, buffer, count, nccl_type(type_of(t)), root, k.comm, k.stream(s)), "ncclBroadcast");
+  });
+}
+int alltoall(void* c, const void* send, void* recv, std::size_t count, int t, void* s) {
+  return plugin::guarded([&] {
+    Comm& k = comm_of(c);
+    const std::size_t bytes = count * size_of(type_of(t));
+    check_nccl(ncclGroupStart(), "ncclGroupStart");
+    for (int peer = 0; peer < k.size; ++peer) {
+      check_nccl(ncclSend(static_cast<const char*>(send) + peer * bytes, count, nccl_type(type_of(t)), peer, k.comm,
+                          k.stream(s)),
+                 "ncclSend", k.comm);
+      check_nccl(ncclRecv(static_cast<char*>(recv) + peer * bytes, count, nccl_type(type_of(t)), peer, k.comm,
+                          k.stream(s)),
+                 "ncclRecv", k.comm);
+    }
+    k.done(ncclGroupEnd(), "ncclGroupEnd");
+  });
+}
+// NCCL has no barrier: a one-element all-reduce, then the stream is synchronised.
+int barrier(void* c, void* s) {
+  return plugin::guarded([&] {
+    Comm& k = comm_of(c);
+    DEVMESH_CUDA(cudaSetDevice(k.device));
+    if (!k.scratch) DEVMESH_CUDA(cudaMalloc(&k.scratch, sizeof(int)));
+    k.done(ncclAllReduce(k.scratch, k.scratch, 1, ncclInt32, ncclSum, k.comm, k.stream(s)), "ncclAllReduce");
+    DEVMESH_CUDA(cudaStreamSynchronize(k.stream(s)));
+  });
+}
+int send(void* c, const void* buffer, std::size_t count, int t, int peer, void* s) {
+  return plugin::guarded([&] {
+    Comm& k = comm_of(c);
+    k.done(ncclSend(buffer, count, nccl_type(type_of(t)), peer, k.comm, k.stream(s)), "ncclSend");
+  });
+}
+int recv(void* c, void* buffer, std::size_t count, int t, int peer, void* s) {
+  return plugin::guarded([&] {
+    Comm& k = comm_of(c);
+    k.done(ncclRecv(buffer, count, nccl_type(type_of(t)), peer, k.comm, k.stream(s)), "ncclRecv");
+  });
+}
+
+// One instance per root mesh and option set.
+class Instance {
+ public:
+  explicit Instance(const Options& options, int visible) : options_(options), visible_(visible) {}
+  ~Instance() {
+    if (root_) close_comm(root_, options_.timeout);
+  }
+
+  Comm* create(const devmesh_backend_group_t& ctx) {
+    const Deadline d(options_.timeout);
     if (device_ < 0) device_ = detail::select_device(options_.device, caller_device(), ctx.host_local_rank, visible_);
     DEVMESH_CUDA(cudaSetDevice(device_));
     check_distinct_gpus(ctx.group, device_, d);
@@ -267,9 +317,9 @@ class NcclBackend final : public Backend {
     ncclComm_t comm = nullptr;
     std::string error;
     try {
-      if (options_.nccl_init == NcclInit::split && ctx.all_root_members) {
+      if (options_.init == Init::split && ctx.all_root_members) {
         if (!root_) root_ = init_from_id(ctx.root, d);
-        config.splitShare = options_.nccl_split_share ? 1 : 0;
+        config.splitShare = options_.split_share ? 1 : 0;
         check_nccl(ncclCommSplit(root_, ctx.color, ctx.key, &comm, &config), "ncclCommSplit", root_);
         finish(comm, d, "ncclCommSplit");
       } else {
@@ -283,9 +333,8 @@ class NcclBackend final : public Backend {
       fail(Status::backend, error.empty() ? "NCCL communicator creation failed on another member of the group"
                                           : error);
     }
-    return std::make_unique<NcclCommunicator>(comm, device_, options_.init_timeout_seconds);
+    return new Comm(comm, device_, options_.timeout);
   }
-
  private:
   // Finishes a non-blocking creation; aborts it at the deadline.
   void finish(ncclComm_t& comm, const Deadline& d, const char* call) {
@@ -303,9 +352,9 @@ class NcclBackend final : public Backend {
   // communicator, then ncclCommInitRankConfig (or InitRankScalable).
   ncclComm_t init_from_id(MPI_Comm group, const Deadline& d) {
     int n = 0, r = 0;
-    detail::check_mpi(MPI_Comm_size(group, &n), "MPI_Comm_size");
-    detail::check_mpi(MPI_Comm_rank(group, &r), "MPI_Comm_rank");
-    const bool scalable = n >= options_.nccl_scalable_from;
+    check_mpi(MPI_Comm_size(group, &n), "MPI_Comm_size");
+    check_mpi(MPI_Comm_rank(group, &r), "MPI_Comm_rank");
+    const bool scalable = n >= options_.scalable_from;
     // One id per 1024 ranks for InitRankScalable, generated by ranks 0..nid-1.
     const int nid = scalable ? (n + 1023) / 1024 : 1;
     struct Slot {
@@ -321,7 +370,7 @@ class NcclBackend final : public Backend {
       displs[static_cast<std::size_t>(i)] = i * static_cast<int>(sizeof(Slot));
     }
     MPI_Request req;
-    detail::check_mpi(MPI_Iallgatherv(&mine, r < nid ? sizeof(Slot) : 0, MPI_BYTE, ids.data(), counts.data(),
+    check_mpi(MPI_Iallgatherv(&mine, r < nid ? sizeof(Slot) : 0, MPI_BYTE, ids.data(), counts.data(),
                                       displs.data(), MPI_BYTE, group, &req),
                       "MPI_Iallgatherv");
     wait_mpi(req, d, "broadcasting the NCCL unique id");
@@ -343,16 +392,91 @@ class NcclBackend final : public Backend {
     return comm;
   }
 
-  BackendOptions options_;
+  Options options_;
   int visible_ = 0;
   int device_ = -1;
   ncclComm_t root_ = nullptr;
 };
 
-}  // namespace
+int visible_devices = 0;
 
-std::unique_ptr<Backend> make_nccl_backend(const BackendOptions& options) {
-  return std::make_unique<NcclBackend>(options);
+int init() {
+  return plugin::guarded([] {
+    int n = 0;
+    const cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess || n < 1)
+      fail(Status::unsupported, std::string("backend 'nccl' needs a CUDA device: none is usable (") +
+                                    (e != cudaSuccess ? cudaGetErrorString(e) : "0 devices visible") + ")");
+    visible_devices = n;
+  });
 }
 
+int open(int n, const char* const keys[], const char* const values[], void** instance) {
+  return plugin::guarded([&] {
+    Options o;
+    for (int i = 0; i < n; ++i) {
+      const std::string k = keys[i];
+      const char* v = values[i];
+      if (k == "init") {
+        if (std::strcmp(v, "unique_id") == 0) o.init = Init::unique_id;
+        else if (std::strcmp(v, "split") == 0) o.init = Init::split;
+        else fail(Status::invalid_argument, "option init=" + std::string(v) + ": expected unique_id or split");
+      } else if (k == "split_share") {
+        o.split_share = plugin::integer_option(k, v, 0, 1) != 0;
+      } else if (k == "scalable_from") {
+        o.scalable_from = static_cast<int>(plugin::integer_option(k, v, 1, 1L << 30));
+      } else if (k == "timeout") {
+        o.timeout = plugin::seconds_option(k, v);
+      } else if (k == "device") {
+        o.device = static_cast<int>(plugin::integer_option(k, v, -1, 1L << 20));
+      } else {
+        fail(Status::invalid_argument,
+             "backend 'nccl' has no option '" + k + "' (known: init, split_share, scalable_from, timeout, device)");
+      }
+    }
+    detail::select_device(o.device, -1, 0, visible_devices);  // validates the request
+    *instance = new Instance(o, visible_devices);
+  });
+}
+
+void close(void* instance) { delete static_cast<Instance*>(instance); }
+
+int comm_create(void* instance, const devmesh_backend_group_t* group, void** comm) {
+  return plugin::guarded([&] { *comm = static_cast<Instance*>(instance)->create(*group); });
+}
+
+void comm_destroy(void* comm) { delete static_cast<Comm*>(comm); }
+
+int comm_native(void* comm, void** handle) {
+  *handle = &comm_of(comm).comm;
+  return DEVMESH_SUCCESS;
+}
+
+// The device is each rank's own choice; everything else must agree.
+constexpr const char* per_rank_keys[] = {"device", nullptr};
+
+}  // namespace
+
 }  // namespace devmesh::backends
+
+DEVMESH_BACKEND_EXPORT_V1 = {
+    DEVMESH_BACKEND_ABI_VERSION,
+    "nccl",
+    devmesh::backends::per_rank_keys,
+    devmesh::backends::init,
+    nullptr,
+    devmesh::plugin::last_error,
+    devmesh::backends::open,
+    devmesh::backends::close,
+    devmesh::backends::comm_create,
+    devmesh::backends::comm_destroy,
+    devmesh::backends::comm_native,
+    devmesh::backends::allreduce,
+    devmesh::backends::allgather,
+    devmesh::backends::reduce_scatter,
+    devmesh::backends::broadcast,
+    devmesh::backends::alltoall,
+    devmesh::backends::barrier,
+    devmesh::backends::send,
+    devmesh::backends::recv,
+};

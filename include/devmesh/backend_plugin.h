@@ -150,9 +150,10 @@ typedef struct devmesh_backend_v1_s {
   /* The collectives. count is in elements, buffers are contiguous, datatype
    * a devmesh_datatype, op a devmesh_reduce_op, stream the backend's stream
    * (cudaStream_t for NCCL) or NULL for the communicator's own; backends
-   * without streams ignore it. In place: send == recv for allreduce; for
-   * allgather send == recv + rank * count elements; for reduce_scatter
-   * recv == send + rank * count elements (as MPI_IN_PLACE allows). */
+   * without streams ignore it. In place, as MPI_IN_PLACE allows: send ==
+   * recv for allreduce, alltoall and reduce_scatter (reduce_scatter reads
+   * size*count elements from the buffer and writes its result at the
+   * start); for allgather send == recv + rank*count elements. */
   /* recv[i] = op over ranks of send[i], i < count. */
   int (*allreduce)(void *comm, const void *send, void *recv, size_t count, int datatype, int op,
                    void *stream);

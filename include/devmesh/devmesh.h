@@ -214,13 +214,15 @@ enum devmesh_comm_errors {
 /* devmesh_create with options (config NULL: the defaults).
  * Collective over parent.
  * Errors: as devmesh_create; config not made from DEVMESH_CONFIG_INITIALIZER
- * (wrong magic or size), an unknown backend name, a malformed dim_backends
- * string, a bad nccl_init, nccl_scalable_from < 1 or a timeout <= 0 ->
- * INVALID_ARGUMENT; a default backend this build or machine cannot run ->
- * UNSUPPORTED, with devmesh_last_error() saying which ("built without NCCL"
- * or "no CUDA device"). A per-dim override that cannot run fails with
- * UNSUPPORTED only when that dim's backend communicator is asked for
- * (devmesh_nccl_comm); the mesh's other dims keep working. */
+ * (wrong magic or size), a malformed dim_backends, backend_options or
+ * dim_options string, a bad comm_errors -> INVALID_ARGUMENT; a backend
+ * name (default or per dim) that is no backend -> INVALID_ARGUMENT; a
+ * backend found but unusable here (the plugin cannot be loaded, has the
+ * wrong ABI, or cannot run on this machine, e.g. "nccl" without a GPU) ->
+ * UNSUPPORTED; an option its backend does not take -> INVALID_ARGUMENT;
+ * devmesh_last_error() says which and why. Every backend named is loaded
+ * and its options checked here, before any communicator exists, and the
+ * outcome is agreed: one rank's failure is every rank's. */
 DEVMESH_C_API int devmesh_create_ex(MPI_Comm parent, int ndim, const int shape[],
                                     const char *const names[], const devmesh_config_t *config,
                                     devmesh_t *mesh);
@@ -356,6 +358,19 @@ DEVMESH_C_API int devmesh_comm(devmesh_t m, const char *dim, MPI_Comm *comm);
 
 /* devmesh_comm returning a Fortran handle (MPI_Comm_c2f). */
 DEVMESH_C_API int devmesh_comm_f(devmesh_t m, const char *dim, MPI_Fint *comm);
+
+/* The caller's communicator along dim in the dim's backend: *handle is the
+ * address of the backend's own handle (MPI_Comm * for "mpi", ncclComm_t *
+ * for "nccl"; see the backend's documentation), owned by the library.
+ * backend: the backend the caller expects (NULL: any). dim NULL as in
+ * devmesh_local_rank. Collective as devmesh_comm the first time.
+ * Errors: unknown dim -> UNKNOWN_DIM; the dim on another backend than
+ * `backend` -> INVALID_ARGUMENT; the backend failing -> BACKEND (or its
+ * own status); a backend without native handles -> UNSUPPORTED. */
+DEVMESH_C_API int devmesh_backend_comm(devmesh_t m, const char *dim, const char *backend, void **handle);
+
+/* The name of dim's backend, e.g. "mpi" (static storage). Not collective. */
+DEVMESH_C_API int devmesh_dim_backend(devmesh_t m, const char *dim, const char **backend);
 
 /* Creates the communicators of every dim of m at once, by path (a
  * devmesh_comm_path). Collective over all members of the root.

@@ -67,12 +67,21 @@ enum class CommPath : int {
                      // root order, else create_group (create_comms only)
 };
 
+// Options of a mesh: which backend each dim runs on, and the backends' own
+// options. Every rank must pass the same (but for options a backend
+// declares per rank, such as NCCL's device).
 struct MeshOptions {
-  std::string backend = "mpi";  // backend of every dim without an override
+  // Backend of every dim without an override: "mpi" (built in) or the name
+  // X of a plugin libdevmesh-backend-X.so (see devmesh/backend_plugin.h).
+  std::string backend = "mpi";
+  // Options of that backend, each "key=value" (docs/BACKENDS.md lists them).
+  std::vector<std::string> backend_options;
   // Per-dim backend overrides, by dim name of the view asking (like
   // PyTorch's backend_override), e.g. {{"tp", "nccl"}}.
   std::vector<std::pair<std::string, std::string>> dim_backends;
-  BackendOptions backend_options;
+  // Options of a dim's backend, {dim, "key=value"}, e.g. {{"tp", "timeout=30"}}.
+  // A dim with options of its own does not take backend_options.
+  std::vector<std::pair<std::string, std::string>> dim_options;
 };
 
 namespace detail {
@@ -131,6 +140,9 @@ class DEVMESH_API Mesh {
   // The dim's communicator in its backend (options.backend or the dim's
   // override), for the collectives of backend.hpp.
   Communicator& communicator(std::string_view dim = {}) const;
+  // The name of dim's backend ("mpi", "nccl", ...). Not collective; the
+  // string lives as long as the process.
+  std::string_view backend(std::string_view dim = {}) const;
   // Creates the communicators of every dim of this view. Collective over all
   // members of the root.
   void create_comms(CommPath path = CommPath::automatic) const;

@@ -20,14 +20,11 @@
 #include <vector>
 
 #include "capi/version.h"
+#include "devmesh/backend_plugin.h"
 #include "devmesh/hosts.hpp"
 #include "devmesh/mesh.hpp"
-
-// ncclComm_t as nccl.h declares it: devmesh_nccl_comm is defined here
-// without making the library depend on NCCL's headers.
-struct ncclComm;
-typedef struct ncclComm* ncclComm_t;
-extern "C" DEVMESH_C_API int devmesh_nccl_comm(devmesh_t m, const char* dim, ncclComm_t* comm);
+#include "runtime/hosts.hpp"
+#include "runtime/mesh_state.hpp"
 
 // A handle: one view of a root mesh, plus its dim names as stable C strings
 // (devmesh_dim_name hands them out borrowed, for the handle's lifetime).
@@ -146,8 +143,23 @@ bool mpi_usable() noexcept {
          MPI_Finalized(&finalized) == MPI_SUCCESS && !finalized;
 }
 
+// Items of a C option string: "a,b,c" split at `sep`; empty items are
+// refused (a doubled or trailing separator is a typo).
+std::vector<std::string> items(std::string_view text, char sep, const char* field) {
+  std::vector<std::string> out;
+  while (true) {
+    const std::size_t at = text.find(sep);
+    const std::string_view item = text.substr(0, at);
+    if (item.empty())
+      invalid(std::string(field) + " has an empty entry (a doubled or trailing '" + std::string(1, sep) + "')");
+    out.emplace_back(item);
+    if (at == std::string_view::npos) return out;
+    text.remove_prefix(at + 1);
+  }
+}
+
 // The C config as MeshOptions. A config shorter than ours (an older
-// caller) leaves the fields it lacks at their defaults.
+// caller) leaves the fields it lacks unset.
 devmesh::MeshOptions options_of(const devmesh_config_t* cfg) {
   devmesh::MeshOptions o;
   if (!cfg) return o;
@@ -160,47 +172,38 @@ devmesh::MeshOptions options_of(const devmesh_config_t* cfg) {
   std::memcpy(&c, cfg, std::min(cfg->size, sizeof c));
   if (c.backend) o.backend = c.backend;
   if (c.dim_backends && *c.dim_backends) {
-    std::string_view rest = c.dim_backends;
-    while (!rest.empty()) {
-      const std::size_t comma = rest.find(',');
-      const std::string_view item = rest.substr(0, comma);
+    for (const std::string& item : items(c.dim_backends, ',', "dim_backends")) {
       const std::size_t eq = item.find('=');
-      if (eq == std::string_view::npos || eq == 0 || eq + 1 == item.size())
-        invalid("dim_backends entry '" + std::string(item) + "' is not of the form dim=backend");
-      o.dim_backends.emplace_back(std::string(item.substr(0, eq)), std::string(item.substr(eq + 1)));
-      if (comma == std::string_view::npos) break;
-      rest.remove_prefix(comma + 1);
-      if (rest.empty()) invalid("dim_backends ends with a comma");
+      if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+        invalid("dim_backends entry '" + item + "' is not of the form dim=backend");
+      o.dim_backends.emplace_back(item.substr(0, eq), item.substr(eq + 1));
     }
   }
-  o.backend_options.device = c.device;
-  if (c.nccl_init != DEVMESH_NCCL_INIT_UNIQUE_ID && c.nccl_init != DEVMESH_NCCL_INIT_SPLIT)
-    invalid("nccl_init " + std::to_string(c.nccl_init) + " is not a devmesh_nccl_init");
-  o.backend_options.nccl_init = static_cast<devmesh::NcclInit>(c.nccl_init);
-  o.backend_options.nccl_split_share = c.nccl_split_share != 0;
-  if (c.nccl_scalable_from < 1) invalid("nccl_scalable_from must be at least 1");
-  o.backend_options.nccl_scalable_from = c.nccl_scalable_from;
-  if (!(c.init_timeout_seconds > 0)) invalid("init_timeout_seconds must be positive");
-  o.backend_options.init_timeout_seconds = c.init_timeout_seconds;
+  if (c.backend_options && *c.backend_options) o.backend_options = items(c.backend_options, ',', "backend_options");
+  if (c.dim_options && *c.dim_options) {
+    for (const std::string& group : items(c.dim_options, ';', "dim_options")) {
+      const std::size_t colon = group.find(':');
+      if (colon == std::string::npos || colon == 0 || colon + 1 == group.size())
+        invalid("dim_options entry '" + group + "' is not of the form dim:key=value[,key=value...]");
+      const std::string dim = group.substr(0, colon);
+      for (std::string& option : items(std::string_view(group).substr(colon + 1), ',', "dim_options"))
+        o.dim_options.emplace_back(dim, std::move(option));
+    }
+  }
+  if (c.comm_errors != DEVMESH_CONFIG_UNSET && c.comm_errors != DEVMESH_COMM_ERRORS_INHERIT &&
+      c.comm_errors != DEVMESH_COMM_ERRORS_RETURN)
+    invalid("comm_errors " + std::to_string(c.comm_errors) + " is not a devmesh_comm_errors");
   return o;
 }
 
 // Runs a collective creation whose arguments the C layer checked first. A
 // problem only the C layer can see (`local`) must still be collective: the
-// rank takes part in the same creation with a placeholder that fails on
-// every rank (fail_together), so that other ranks get INCONSISTENT instead
-// of waiting forever, and ranks that all made the same mistake all get its
-// status.
-template <class Create, class FailTogether>
-Mesh collective(const std::optional<Error>& local, Create&& create, FailTogether&& fail_together) {
-  if (local) {
-    try {
-      fail_together("#c-api:" + std::to_string(static_cast<int>(local->status())));
-    } catch (const Error& e) {
-      if (e.status() == Status::inconsistent) throw;
-    }
-    throw *local;
-  }
+// rank joins the agreement of the creation the other ranks make, so that
+// they get INCONSISTENT instead of waiting forever, and ranks that all made
+// the same mistake all get its status.
+template <class Create>
+Mesh collective(MPI_Comm parent, const std::optional<Error>& local, Create&& create) {
+  if (local) devmesh::detail::join_failed_creation(parent, *local);
   return create();
 }
 
@@ -212,10 +215,8 @@ enum class RankList {
 };
 
 // devmesh_create*. Problems only the C layer can see (NULL pointers,
-// ndim < 1, zeros with an implicit list length) are still collective: the
-// rank takes part in Mesh::create's cross-rank check with a placeholder that
-// fails there, so that the other ranks get INCONSISTENT instead of waiting
-// forever, and ranks that all made the same mistake all get its status.
+// ndim < 1, zeros with an implicit list length) are still collective (see
+// collective()).
 int create(const char* fn, MPI_Comm parent, int ndim, const int shape[], RankList list, int nranks,
            const int ranks[], const char* const names[], devmesh_t* mesh,
            const devmesh_config_t* config = nullptr) {
@@ -262,16 +263,11 @@ int create(const char* fn, MPI_Comm parent, int ndim, const int shape[], RankLis
     } catch (const Error& e) {
       local = e;
     }
-    Mesh m = collective(
-        local,
-        [&] {
-          return list == RankList::none
-                     ? Mesh::create(parent, std::move(shape_v), std::move(names_v), options)
-                     : Mesh::create(parent, std::move(shape_v), std::move(names_v), std::move(ranks_v), options);
-        },
-        // An empty shape fails on every rank; the name makes ranks with
-        // different local problems disagree, and so report INCONSISTENT.
-        [&](const std::string& tag) { Mesh::create(parent, {}, {tag}); });
+    Mesh m = collective(parent, local, [&] {
+      return list == RankList::none
+                 ? Mesh::create(parent, std::move(shape_v), std::move(names_v), options)
+                 : Mesh::create(parent, std::move(shape_v), std::move(names_v), std::move(ranks_v), options);
+    });
     if (!m.is_member()) {
       *mesh = nullptr;
       return;
@@ -334,11 +330,8 @@ int devmesh_create_hosts(MPI_Comm parent, const char* host_dim, const char* loca
     if (parent == MPI_COMM_NULL) invalid("the parent communicator is MPI_COMM_NULL");
     std::optional<Error> local;
     if (!mesh) local = Error(Status::invalid_argument, "the mesh output pointer is NULL");
-    Mesh m = collective(
-        local,
-        [&] { return devmesh::create_host_mesh(parent, host_dim ? host_dim : "host", local_dim ? local_dim : "local"); },
-        // Equal dim names fail on every rank after the same collectives.
-        [&](const std::string& tag) { devmesh::create_host_mesh(parent, tag, tag); });
+    if (local) devmesh::detail::join_failed_host_creation(parent, *local);
+    Mesh m = devmesh::create_host_mesh(parent, host_dim ? host_dim : "host", local_dim ? local_dim : "local");
     give(make_handle(std::move(m)), mesh);
   });
 }
@@ -358,9 +351,8 @@ int devmesh_create_host_aware(MPI_Comm parent, int ndim, const int shape[], cons
     } catch (const Error& e) {
       local = e;
     }
-    Mesh m = collective(
-        local, [&] { return devmesh::create_host_aware(parent, shape_v, names_v); },
-        [&](const std::string& tag) { devmesh::create_host_aware(parent, {1, 1}, {tag, tag}); });
+    if (local) devmesh::detail::join_failed_host_creation(parent, *local);
+    Mesh m = devmesh::create_host_aware(parent, shape_v, names_v);
     give(make_handle(std::move(m)), mesh);
   });
 }
@@ -375,15 +367,31 @@ int devmesh_dim_within_hosts(devmesh_t m, const char* dim, int* within) {
   });
 }
 
-int devmesh_nccl_comm(devmesh_t m, const char* dim, ncclComm_t* comm) {
-  return guard("devmesh_nccl_comm", [&] {
-    need(comm, "the communicator output pointer");
-    devmesh::Communicator& c = mesh_of(m).communicator(dim_arg(dim));
-    if (c.backend() != "nccl")
-      invalid("dim '" + std::string(dim ? dim : "") + "' runs on backend '" + std::string(c.backend()) +
-              "', not 'nccl'");
-    *comm = *static_cast<ncclComm_t*>(c.native_handle());
+int devmesh_backend_comm(devmesh_t m, const char* dim, const char* backend, void** handle) {
+  return guard("devmesh_backend_comm", [&] {
+    const Mesh& mesh = mesh_of(m);
+    need(handle, "the handle output pointer");
+    devmesh::Communicator& c = mesh.communicator(dim_arg(dim));
+    if (backend && c.backend() != backend)
+      invalid("dim '" + std::string(dim ? dim : mesh.names().at(0)) + "' runs on backend '" +
+              std::string(c.backend()) + "', not '" + backend + "'");
+    void* h = c.native_handle();
+    if (!h)
+      throw Error(Status::unsupported, "backend '" + std::string(c.backend()) + "' gives no native handle");
+    *handle = h;
   });
+}
+
+int devmesh_dim_backend(devmesh_t m, const char* dim, const char** backend) {
+  return guard("devmesh_dim_backend", [&] {
+    const Mesh& mesh = mesh_of(m);
+    need(backend, "the backend output pointer");
+    *backend = mesh.backend(dim_arg(dim)).data();
+  });
+}
+
+int devmesh_register_backend(const devmesh_backend_v1_t* backend) {
+  return guard("devmesh_register_backend", [&] { devmesh::detail::register_backend(backend); });
 }
 
 int devmesh_destroy(devmesh_t* mesh) {

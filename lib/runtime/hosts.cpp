@@ -200,6 +200,19 @@ Mesh create_host_aware(MPI_Comm parent, std::vector<int> shape, std::vector<std:
   return mesh;
 }
 
+namespace detail {
+
+void join_failed_host_creation(MPI_Comm parent, const Error& local) {
+  check_parent(parent);
+  int rank = 0;
+  DEVMESH_MPI(MPI_Comm_rank(parent, &rank));
+  const std::vector<int> host_of = host_table(parent);
+  host_major(host_of, host_info_of(host_of, rank), "a host mesh");
+  join_failed_creation(parent, local);
+}
+
+}  // namespace detail
+
 void record_hosts(const Mesh& mesh) {
   const auto& state = detail::MeshAccess::state(mesh);
   if (!state) throw Error(Status::not_member, "the caller is not a member of this mesh (null mesh)");

@@ -31,6 +31,10 @@ std::vector<int> host_table(MPI_Comm comm);
 // The rank's HostInfo from a host table.
 HostInfo host_info_of(const std::vector<int>& host_of, int rank);
 
+// join_failed_creation for create_host_mesh and create_host_aware: the
+// same collectives up to the agreement. Collective over parent; throws.
+[[noreturn]] void join_failed_host_creation(MPI_Comm parent, const Error& local);
+
 // Reaches the private state of a Mesh (a friend of Mesh).
 struct MeshAccess {
   static const std::shared_ptr<MeshState>& state(const Mesh& mesh) noexcept { return mesh.state_; }

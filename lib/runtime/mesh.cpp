@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "devmesh/hosts.hpp"
+#include "agreement.hpp"
 #include "mesh_state.hpp"
 #include "mpi_check.hpp"
 
@@ -51,26 +52,34 @@ std::vector<index_t> key_of(const Layout& layout) {
   return key;
 }
 
-// 64-bit FNV-1a, for the cross-rank argument check.
-struct Hash {
-  std::uint64_t h = 1469598103934665603ull;
-  void bytes(const void* p, std::size_t n) {
-    const auto* b = static_cast<const unsigned char*>(p);
-    for (std::size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
-  }
-  void add(std::int64_t v) { bytes(&v, sizeof v); }
-  void add(std::string_view s) {
-    add(static_cast<std::int64_t>(s.size()));
-    bytes(s.data(), s.size());
-  }
-};
-
 }  // namespace
 
-const std::string& backend_of(const MeshOptions& options, std::string_view dim) noexcept {
+BackendSpec backend_of(const MeshOptions& options, std::string_view dim) {
+  BackendSpec spec{options.backend, {}};
+  bool own_options = false;
   for (const auto& [name, backend] : options.dim_backends)
-    if (name == dim) return backend;
-  return options.backend;
+    if (name == dim) spec.name = backend;
+  for (const auto& [name, option] : options.dim_options)
+    if (name == dim) {
+      spec.options.push_back(option);
+      own_options = true;
+    }
+  if (!own_options && spec.name == options.backend) spec.options = options.backend_options;
+  return spec;
+}
+
+std::vector<BackendSpec> backends_named(const MeshOptions& options) {
+  std::vector<BackendSpec> out{backend_of(options, {})};
+  std::vector<std::string> dims;
+  for (const auto& [dim, b] : options.dim_backends) dims.push_back(dim);
+  for (const auto& [dim, o] : options.dim_options) dims.push_back(dim);
+  for (const std::string& dim : dims) {
+    BackendSpec s = backend_of(options, dim);
+    const std::string key = s.key();
+    if (std::none_of(out.begin(), out.end(), [&](const BackendSpec& o) { return o.key() == key; }))
+      out.push_back(std::move(s));
+  }
+  return out;
 }
 
 MeshState::MeshState(View r, MPI_Group group, int idx, std::string root_id, MeshOptions opts)
@@ -177,27 +186,26 @@ MPI_Comm MeshState::root_comm() {
 }
 #endif
 
-void MeshState::add_backend(std::unique_ptr<Backend> backend) {
-  std::string name(backend->name());
-  backends_.emplace(std::move(name), std::move(backend));
+void MeshState::add_backend(const BackendSpec& spec, std::unique_ptr<BackendInstance> instance) {
+  backends_.emplace(spec.key(), std::move(instance));
 }
 
-Communicator& MeshState::upgraded(const Layout& layout, const std::string& backend,
-                                  bool all_root_members) {
+Communicator& MeshState::upgraded(const Layout& layout, const BackendSpec& spec, bool all_root_members) {
   Entry& e = entry(layout);
-  if (auto it = e.upgraded.find(backend); it != e.upgraded.end()) return *it->second;
-  auto b = backends_.find(backend);
-  if (b == backends_.end())
-    b = backends_.emplace(backend, make_backend(backend, options.backend_options)).first;
-  GroupContext ctx;
-  ctx.group = e.comm;
-  if (all_root_members) ctx.root = root_comm();
-  ctx.host_local_rank = host_local_rank;
-  ctx.all_root_members = all_root_members;
-  ctx.color = static_cast<int>(group_base(layout, index));
-  ctx.key = static_cast<int>(local_index(layout, index));
-  auto comm = b->second->create(ctx);
-  return *e.upgraded.emplace(backend, std::move(comm)).first->second;
+  const std::string key = spec.key();
+  if (auto it = e.upgraded.find(key); it != e.upgraded.end()) return *it->second;
+  auto b = backends_.find(key);
+  if (b == backends_.end()) b = backends_.emplace(key, std::make_unique<BackendInstance>(spec)).first;
+  devmesh_backend_group_t group{};
+  group.size = sizeof group;
+  group.group = e.comm;
+  group.root = all_root_members ? root_comm() : MPI_COMM_NULL;
+  group.all_root_members = all_root_members ? 1 : 0;
+  group.color = static_cast<int>(group_base(layout, index));
+  group.key = static_cast<int>(local_index(layout, index));
+  group.host_local_rank = host_local_rank;
+  auto comm = b->second->create(group);
+  return *e.upgraded.emplace(key, std::move(comm)).first->second;
 }
 
 MPI_Comm MeshState::cart() {
@@ -216,6 +224,7 @@ MPI_Comm MeshState::cart() {
 
 }  // namespace detail
 
+using detail::BackendSpec;
 using detail::MeshState;
 
 namespace {
@@ -228,100 +237,90 @@ std::vector<int> narrow(const std::vector<index_t>& v) {
   return out;
 }
 
-bool uses_gpu_backend(const MeshOptions& options) {
-  if (options.backend != "mpi") return true;
-  for (const auto& [dim, backend] : options.dim_backends)
-    if (backend != "mpi") return true;
-  return false;
+// What creation checks on each rank before the agreement.
+struct Validated {
+  int world = 0;
+  int me = 0;
+  std::optional<View> view;
+  std::vector<std::pair<BackendSpec, std::unique_ptr<detail::BackendInstance>>> backends;
+};
+
+// The arguments every rank must pass alike, for the agreement. `c_status`
+// is what the C API found wrong locally (success from C++).
+std::vector<detail::Field> creation_fields(const std::vector<int>& shape, const std::vector<std::string>& names,
+                                           const std::vector<int>* ranks, const MeshOptions& options,
+                                           const Validated& v, Status c_status) {
+  detail::Hash c, sh, nm, rk, be, op;
+  c.add(static_cast<std::int64_t>(c_status));
+  for (int s : shape) sh.add(s);
+  for (const std::string& n : names) nm.add(n);
+  rk.add(ranks ? static_cast<std::int64_t>(ranks->size()) : -1);
+  if (ranks)
+    for (int r : *ranks) rk.add(r);
+  be.add(options.backend);
+  for (const auto& [dim, backend] : options.dim_backends) {
+    be.add(dim);
+    be.add(backend);
+  }
+  // Options as each backend parsed them, without those it takes per rank
+  // (NCCL's device); as given when a backend did not load here.
+  if (v.backends.empty()) {
+    for (const std::string& o : options.backend_options) op.add(o);
+    for (const auto& [dim, o] : options.dim_options) {
+      op.add(dim);
+      op.add(o);
+    }
+  }
+  for (const auto& [spec, instance] : v.backends) {
+    op.add(spec.name);
+    op.add(instance->agreed_options());
+  }
+  return {{"arguments (as checked by the C API)", c.h}, {"shapes", sh.h},   {"dim names", nm.h},
+          {"rank lists", rk.h},                          {"backends", be.h}, {"backend options", op.h}};
 }
 
-Mesh create_root(MPI_Comm parent, std::vector<int> shape, std::vector<std::string> names,
-                 const std::vector<int>* ranks, const MeshOptions& options,
-                 Mesh (*wrap)(View, std::shared_ptr<MeshState>)) {
+// What does not depend on the arguments: MPI usable, the parent valid.
+Validated validate(MPI_Comm parent) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized || !detail::mpi_alive())
     throw Error(Status::invalid_argument, "MPI is not initialized (or already finalized)");
   if (parent == MPI_COMM_NULL) throw Error(Status::invalid_argument, "the parent communicator is MPI_COMM_NULL");
-  int world = 0, me = 0;
-  DEVMESH_MPI(MPI_Comm_size(parent, &world));
-  DEVMESH_MPI(MPI_Comm_rank(parent, &me));
+  Validated v;
+  DEVMESH_MPI(MPI_Comm_size(parent, &v.world));
+  DEVMESH_MPI(MPI_Comm_rank(parent, &v.me));
+  return v;
+}
 
-  // Validate locally; every rank then learns whether all agree.
-  Status status = Status::success;
-  std::string message;
-  std::optional<View> view;
-  std::unique_ptr<Backend> backend;
+// Checks the arguments on this rank: the view, and every backend named,
+// loaded with its options. Fills v; returns the status and message.
+Status check_locally(Validated& v, const std::vector<int>& shape, const std::vector<std::string>& names,
+                     const std::vector<int>* ranks, const MeshOptions& options, std::string& message) {
   try {
     if (ranks && ranks->empty()) throw Error(Status::invalid_argument, "the rank list is empty");
-    check_backend_name(options.backend);
-    const BackendOptions& bo = options.backend_options;
-    if (bo.nccl_init != NcclInit::unique_id && bo.nccl_init != NcclInit::split)
-      throw Error(Status::invalid_argument,
-                  "nccl_init " + std::to_string(static_cast<int>(bo.nccl_init)) + " is not an NcclInit");
-    if (bo.nccl_scalable_from < 1)
-      throw Error(Status::invalid_argument, "nccl_scalable_from is " + std::to_string(bo.nccl_scalable_from) +
-                                                "; it must be at least 1");
-    if (!(bo.init_timeout_seconds > 0))
-      throw Error(Status::invalid_argument, "init_timeout_seconds must be positive");
-    if (bo.device < -1)
-      throw Error(Status::invalid_argument, "device " + std::to_string(bo.device) +
-                                                " is not a device number (-1: automatic)");
-    for (const auto& [dim, backend] : options.dim_backends) check_backend_name(backend);
-    RootSpec spec{widen(shape), names, world, ranks ? widen(*ranks) : std::vector<index_t>{}};
-    view = View::create(std::move(spec));
-    // The default backend must run here (e.g. NCCL needs a GPU); per-dim
-    // overrides are checked when their dim's communicator is first asked for.
-    backend = make_backend(options.backend, options.backend_options);
+    for (BackendSpec& b : detail::backends_named(options)) {
+      auto instance = std::make_unique<detail::BackendInstance>(b);
+      v.backends.emplace_back(std::move(b), std::move(instance));
+    }
+    RootSpec spec{widen(shape), names, v.world, ranks ? widen(*ranks) : std::vector<index_t>{}};
+    v.view = View::create(std::move(spec));
+    return Status::success;
   } catch (const Error& e) {
-    status = e.status();
+    v.backends.clear();
     message = e.what();
+    return e.status();
   }
-  detail::Hash h;
-  for (int s : shape) h.add(s);
-  for (const std::string& n : names) h.add(n);
-  h.add(ranks ? static_cast<std::int64_t>(ranks->size()) : -1);
-  if (ranks)
-    for (int r : *ranks) h.add(r);
-  h.add(options.backend);
-  for (const auto& [dim, backend] : options.dim_backends) {
-    h.add(dim);
-    h.add(backend);
-  }
-  // Backend settings that must agree (the CUDA device may differ per rank).
-  const BackendOptions& b = options.backend_options;
-  h.add(static_cast<std::int64_t>(b.nccl_init));
-  h.add(b.nccl_split_share ? 1 : 0);
-  h.add(b.nccl_scalable_from);
-  h.add(static_cast<std::int64_t>(b.init_timeout_seconds * 1e6));
-  // max(h) == h and max(~h) == ~h on every rank exactly when all h agree.
-  // The same arguments give the same validation result everywhere, except
-  // for what depends on the machine (a GPU for NCCL): the worst status wins.
-  // The same reduction agrees on a sequence number for the new root (the
-  // largest of the ranks' counters of roots made so far), which keeps the
-  // roots' creation tags apart.
-  static std::atomic<std::uint64_t> roots_made{0};
-  std::uint64_t mine[4] = {h.h, ~h.h, static_cast<std::uint64_t>(status), roots_made.load()};
-  std::uint64_t all[4] = {0, 0, 0, 0};
-  // Every rank makes this one collective call whatever its arguments, so
-  // that ranks that disagree get an error instead of a hang. It is the only
-  // communication of creation: no communicator is made until one is asked
-  // for (with MPI 4; see make_comm).
-  DEVMESH_MPI(MPI_Allreduce(mine, all, 4, MPI_UINT64_T, MPI_MAX, parent));
-  roots_made = all[3] + 1;
-  if (all[0] != mine[0] || all[1] != mine[1])
-    throw Error(Status::inconsistent,
-                "ranks of the parent communicator passed different arguments to mesh creation "
-                "(shape, names, rank list or backends differ)");
-  if (all[2] != static_cast<std::uint64_t>(Status::success)) {
-    const auto worst = static_cast<Status>(all[2]);
-    if (worst == status) throw Error(status, message);
-    throw Error(worst, "mesh creation failed on another rank with status " +
-                           std::string(status_name(worst)));
-  }
-  // GPU backends pick a device by the rank's position on its host
+}
+
+// Builds the root's state once every rank agreed. Collective over parent
+// (host discovery for plugin backends; MPI 3's root communicator).
+Mesh build(MPI_Comm parent, const std::vector<int>* ranks, const MeshOptions& options, Validated& v,
+           std::uint64_t seq, std::uint64_t digest, Mesh (*wrap)(View, std::shared_ptr<MeshState>)) {
+  // Plugin backends pick a device by the rank's position on its host
   // (DEVMESH_HOST_ID honoured, see hosts.hpp). Collective over parent.
-  const int host_rank = uses_gpu_backend(options) ? discover_hosts(parent).local_rank : 0;
+  const bool plugins = std::any_of(v.backends.begin(), v.backends.end(),
+                                   [](const auto& b) { return b.first.name != "mpi"; });
+  const int host_rank = plugins ? discover_hosts(parent).local_rank : 0;
   // The members in root-index order, as a group (no communicator yet).
   MPI_Group parent_group = MPI_GROUP_NULL, group = MPI_GROUP_NULL;
   DEVMESH_MPI(MPI_Comm_group(parent, &parent_group));
@@ -348,7 +347,7 @@ Mesh create_root(MPI_Comm parent, std::vector<int> shape, std::vector<std::strin
     throw;
   }
 #endif
-  const std::optional<index_t> index = view->root_index(me);
+  const std::optional<index_t> index = v.view->root_index(v.me);
   if (!index) {
     MPI_Group_free(&group);
     return Mesh();
@@ -356,22 +355,59 @@ Mesh create_root(MPI_Comm parent, std::vector<int> shape, std::vector<std::strin
   std::shared_ptr<MeshState> state;
   try {
     detail::watch_finalize();
-    state = std::make_shared<MeshState>(*view, group, static_cast<int>(*index),
-                                        std::to_string(all[3]) + "." + std::to_string(h.h), options);
+    state = std::make_shared<MeshState>(*v.view, group, static_cast<int>(*index),
+                                        std::to_string(seq) + "." + std::to_string(digest), options);
   } catch (...) {
     if (!state) MPI_Group_free(&group);
     throw;
   }
-  state->parent_rank = me;
+  state->parent_rank = v.me;
   state->host_local_rank = host_rank;
-  state->add_backend(std::move(backend));
+  for (auto& [spec, instance] : v.backends) state->add_backend(spec, std::move(instance));
 #if MPI_VERSION < 4
   state->adopt_root(root_comm);
 #endif
-  return wrap(*view, std::move(state));
+  return wrap(*v.view, std::move(state));
+}
+
+// Roots made by this process so far: the agreement takes the largest count
+// over the parent, which keeps the roots' creation tags apart.
+std::atomic<std::uint64_t> roots_made{0};
+
+std::uint64_t fields_digest(const std::vector<detail::Field>& fields) {
+  detail::Hash h;
+  for (const detail::Field& f : fields) h.add(static_cast<std::int64_t>(f.digest));
+  return h.h;
+}
+
+Mesh create_root(MPI_Comm parent, std::vector<int> shape, std::vector<std::string> names,
+                 const std::vector<int>* ranks, const MeshOptions& options,
+                 Mesh (*wrap)(View, std::shared_ptr<MeshState>)) {
+  Validated v = validate(parent);
+  std::string message;
+  const Status local = check_locally(v, shape, names, ranks, options, message);
+  const auto fields = creation_fields(shape, names, ranks, options, v, Status::success);
+  // Every rank makes this one collective call whatever its arguments, so
+  // that ranks that disagree get an error instead of a hang. It is the only
+  // communication of creation for MPI-only meshes: no communicator is made
+  // until one is asked for (with MPI 4; see make_comm).
+  const std::uint64_t seq = detail::agree(parent, "mesh creation", fields, local, message, roots_made.load());
+  roots_made = seq + 1;
+  return build(parent, ranks, options, v, seq, fields_digest(fields), wrap);
 }
 
 }  // namespace
+
+namespace detail {
+
+void join_failed_creation(MPI_Comm parent, const Error& local) {
+  Validated v = validate(parent);
+  const auto fields = creation_fields({}, {}, nullptr, {}, v, local.status());
+  detail::agree(parent, "mesh creation", fields, local.status(), local.what(), roots_made.load());
+  throw local;  // not reached: the agreement fails on every rank
+}
+
+}  // namespace detail
 
 Mesh Mesh::create(MPI_Comm parent, std::vector<int> shape, std::vector<std::string> names,
                   const MeshOptions& options) {
@@ -456,6 +492,11 @@ Communicator& Mesh::communicator(std::string_view dim) const {
   return state_->upgraded(d.layout, detail::backend_of(state_->options, d.name));
 }
 
+std::string_view Mesh::backend(std::string_view dim) const {
+  const Dim& d = view().dims()[dim_of(dim)];
+  return detail::load_backend(detail::backend_of(state_->options, d.name).name).name;
+}
+
 namespace {
 
 // The root dims whose modes make up `layout` in root order (MPI_Cart_sub's
@@ -489,23 +530,20 @@ void Mesh::create_comms(CommPath path) const {
   // unknown path takes part in the check too, so that a member passing one
   // alone fails with the others instead of leaving them waiting.
   const bool known_path = path >= CommPath::automatic && path <= CommPath::cart_sub;
-  detail::Hash h;
-  h.add(static_cast<std::int64_t>(path));
+  detail::Hash p, views;
+  p.add(static_cast<std::int64_t>(path));
   for (const Dim& d : v.dims()) {
-    h.add(d.name);
-    for (index_t k : detail::key_of(d.layout)) h.add(k);
+    views.add(d.name);
+    for (index_t k : detail::key_of(d.layout)) views.add(k);
   }
-  std::uint64_t mine[2] = {h.h, ~h.h}, all[2] = {0, 0};
   const bool had_root = s.has_root_comm();
-  DEVMESH_MPI(MPI_Allreduce(mine, all, 2, MPI_UINT64_T, MPI_MAX, s.root_comm()));
-  const bool agree = all[0] == mine[0] && all[1] == mine[1];
-  if (!agree || !known_path) {
+  try {
+    const Status local = known_path ? Status::success : Status::invalid_argument;
+    detail::agree(s.root_comm(), "create_comms", {{"creation paths", p.h}, {"views", views.h}}, local,
+                  "unknown creation path " + std::to_string(static_cast<int>(path)));
+  } catch (const Error&) {
     if (!had_root) s.drop_root_comm();  // a failed call leaves nothing made
-    if (!agree)
-      throw Error(Status::inconsistent,
-                  "members of the root called create_comms with different views or paths "
-                  "(view here: " + v.to_string() + ")");
-    throw Error(Status::invalid_argument, "unknown creation path " + std::to_string(static_cast<int>(path)));
+    throw;
   }
   for (const Dim& d : v.dims()) {
     if (path == CommPath::automatic || path == CommPath::create_group) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "devmesh/mesh.hpp"
+#include "plugins.hpp"
 
 namespace devmesh::detail {
 
@@ -27,7 +28,7 @@ struct MeshState {
   // One entry per distinct (coalesced) dim layout.
   struct Entry {
     MPI_Comm comm = MPI_COMM_NULL;
-    std::map<std::string, std::unique_ptr<Communicator>, std::less<>> upgraded;  // by backend
+    std::map<std::string, std::unique_ptr<Communicator>, std::less<>> upgraded;  // by BackendSpec::key
   };
 
   // The entry of a layout if it exists, else nullptr. Caller holds `mutex`.
@@ -37,12 +38,11 @@ struct MeshState {
   Entry& entry(const Layout& layout);
   // Inserts a communicator made elsewhere (split, cart_sub).
   Entry& adopt(const Layout& layout, MPI_Comm comm);
-  // The communicator of `backend` for a layout. Caller holds `mutex`.
+  // The communicator of a backend for a layout. Caller holds `mutex`.
   // all_root_members: every root member makes this call together.
-  Communicator& upgraded(const Layout& layout, const std::string& backend,
-                         bool all_root_members = false);
-  // Keeps a backend made (and so checked) at creation.
-  void add_backend(std::unique_ptr<Backend> backend);
+  Communicator& upgraded(const Layout& layout, const BackendSpec& backend, bool all_root_members = false);
+  // Keeps a backend instance opened (and so checked) at creation.
+  void add_backend(const BackendSpec& spec, std::unique_ptr<BackendInstance> instance);
   MPI_Comm cart();
   // The communicator of all root members in root-index order, created on
   // first use. Collective over all root members then. Caller holds `mutex`.
@@ -80,13 +80,22 @@ struct MeshState {
 
  private:
   std::map<std::vector<index_t>, Entry> cache_;
-  std::map<std::string, std::unique_ptr<Backend>, std::less<>> backends_;
+  std::map<std::string, std::unique_ptr<BackendInstance>, std::less<>> backends_;  // by BackendSpec::key
   MPI_Comm cart_ = MPI_COMM_NULL;
   MPI_Comm root_comm_ = MPI_COMM_NULL;
   bool released_ = false;
 };
 
-// The backend a view's dim runs on: its override, else the mesh default.
-const std::string& backend_of(const MeshOptions& options, std::string_view dim) noexcept;
+// The backend a view's dim runs on, with its options: the dim's override
+// and options, else the mesh default and its options.
+BackendSpec backend_of(const MeshOptions& options, std::string_view dim);
+// Every distinct backend the options name (the default first).
+std::vector<BackendSpec> backends_named(const MeshOptions& options);
+
+// Takes part in the agreement of a mesh creation that other ranks make
+// with Mesh::create, for a rank whose arguments the C API already found
+// wrong (`local`): every rank then fails alike. Collective over parent.
+// Always throws.
+[[noreturn]] void join_failed_creation(MPI_Comm parent, const Error& local);
 
 }  // namespace devmesh::detail

@@ -1,6 +1,6 @@
 // The C API's options and hosts: devmesh_create_ex / devmesh_config_t
-// (backend per mesh and per dim, ABI growth, every bad config),
-// devmesh_nccl_comm, devmesh_create_hosts, devmesh_create_host_aware and
+// (backend per mesh and per dim with their options, ABI growth, every bad
+// config), devmesh_backend_comm, devmesh_create_hosts, devmesh_create_host_aware and
 // devmesh_dim_within_hosts with simulated hosts (DEVMESH_HOST_ID).
 #define BOOST_TEST_MODULE capi_options
 #include "mpi_test.hpp"
@@ -13,10 +13,6 @@
 
 #include "comm_counter.hpp"
 #include "devmesh/devmesh.h"
-
-struct ncclComm;
-typedef struct ncclComm* ncclComm_t;
-extern "C" int devmesh_nccl_comm(devmesh_t m, const char* dim, ncclComm_t* comm);
 
 namespace {
 
@@ -58,40 +54,59 @@ BOOST_AUTO_TEST_CASE(null_config_and_mpi_backend) {
   MPI_Comm dp;
   BOOST_TEST(devmesh_comm(m, "dp", &dp) == DEVMESH_SUCCESS);
   BOOST_TEST(static_cast<int>(members(dp).size()) == world_size());
-  ncclComm_t nc = nullptr;
-  BOOST_TEST(devmesh_nccl_comm(m, "dp", &nc) == DEVMESH_ERR_INVALID_ARGUMENT);
-  BOOST_TEST(std::string(devmesh_last_error()).find("runs on backend 'mpi'") != std::string::npos);
-  BOOST_TEST(nc == nullptr);
+  // The MPI backend's native handle is the dim's communicator itself.
+  void* h = nullptr;
+  BOOST_TEST(devmesh_backend_comm(m, "dp", "mpi", &h) == DEVMESH_SUCCESS, devmesh_last_error());
+  BOOST_TEST(*static_cast<MPI_Comm*>(h) == dp);
+  void* untouched = &h;
+  BOOST_TEST(devmesh_backend_comm(m, "dp", "nccl", &untouched) == DEVMESH_ERR_INVALID_ARGUMENT);
+  BOOST_TEST(std::string(devmesh_last_error()).find("runs on backend 'mpi', not 'nccl'") != std::string::npos,
+             devmesh_last_error());
+  BOOST_TEST(untouched == &h);
+  const char* name = nullptr;
+  BOOST_TEST(devmesh_dim_backend(m, "tp", &name) == DEVMESH_SUCCESS);
+  BOOST_TEST(std::string(name) == "mpi");
   devmesh_destroy(&m);
 }
 
 BOOST_AUTO_TEST_CASE(nccl_backend_is_unsupported_here) {
+  // Without a GPU, or without the NCCL plugin in this build, "nccl" cannot
+  // be used: which of the two is in the message.
   devmesh_config_t cfg = DEVMESH_CONFIG_INITIALIZER;
   cfg.backend = "nccl";
-#ifdef DEVMESH_HAVE_NCCL
-  expect_create_error(&cfg, DEVMESH_ERR_UNSUPPORTED, "no CUDA device");
-#else
-  expect_create_error(&cfg, DEVMESH_ERR_UNSUPPORTED, "built without NCCL");
-#endif
+  int shape[1] = {0};
+  const char* names[1] = {"x"};
+  devmesh_t out = sentinel;
+  const int rc = devmesh_create_ex(MPI_COMM_WORLD, 1, shape, names, &cfg, &out);
+  BOOST_TEST((rc == DEVMESH_ERR_UNSUPPORTED || rc == DEVMESH_ERR_INVALID_ARGUMENT), devmesh_last_error());
+  BOOST_TEST(std::string(devmesh_last_error()).find("nccl") != std::string::npos, devmesh_last_error());
+  BOOST_TEST(out == sentinel);
+  BOOST_TEST(same_everywhere(rc));
 }
 
-BOOST_AUTO_TEST_CASE(per_dim_override) {
+BOOST_AUTO_TEST_CASE(per_dim_plugin_with_options) {
+  // tp runs on the example plugin (tests/install/backend), whose scale
+  // option multiplies allreduce results: the option reached the backend.
   devmesh_config_t cfg = DEVMESH_CONFIG_INITIALIZER;
-  cfg.dim_backends = "tp=nccl";
+  cfg.dim_backends = "tp=example";
+  cfg.dim_options = "tp:scale=3,label=rank";
   int shape[2] = {0, 1};
   const char* names[2] = {"dp", "tp"};
   devmesh_t m = nullptr;
-  BOOST_TEST(devmesh_create_ex(MPI_COMM_WORLD, 2, shape, names, &cfg, &m) == DEVMESH_SUCCESS);
-  // The MPI dims, and tp's MPI group, keep working.
-  MPI_Comm dp, tp;
-  BOOST_TEST(devmesh_comm(m, "dp", &dp) == DEVMESH_SUCCESS);
+  BOOST_TEST(devmesh_create_ex(MPI_COMM_WORLD, 2, shape, names, &cfg, &m) == DEVMESH_SUCCESS, devmesh_last_error());
+  const char* name = nullptr;
+  BOOST_TEST(devmesh_dim_backend(m, "tp", &name) == DEVMESH_SUCCESS);
+  BOOST_TEST(std::string(name) == "example");
+  BOOST_TEST(devmesh_dim_backend(m, "dp", &name) == DEVMESH_SUCCESS);
+  BOOST_TEST(std::string(name) == "mpi");
+  // The example backend works on its own duplicate of tp's MPI group.
+  MPI_Comm tp;
   BOOST_TEST(devmesh_comm(m, "tp", &tp) == DEVMESH_SUCCESS);
-  BOOST_TEST(static_cast<int>(members(dp).size()) == world_size());
-  // tp's NCCL communicator cannot be made without a GPU.
-  ncclComm_t nc = reinterpret_cast<ncclComm_t>(std::uintptr_t{0x77});
-  BOOST_TEST(devmesh_nccl_comm(m, "tp", &nc) == DEVMESH_ERR_UNSUPPORTED);
-  BOOST_TEST(std::string(devmesh_last_error()).find("nccl") != std::string::npos);
-  BOOST_TEST(nc == reinterpret_cast<ncclComm_t>(std::uintptr_t{0x77}));
+  void* h = nullptr;
+  BOOST_TEST(devmesh_backend_comm(m, "tp", "example", &h) == DEVMESH_SUCCESS, devmesh_last_error());
+  int cmp = MPI_UNEQUAL;
+  MPI_Comm_compare(*static_cast<MPI_Comm*>(h), tp, &cmp);
+  BOOST_TEST(cmp == MPI_CONGRUENT);
   devmesh_destroy(&m);
 }
 
@@ -108,29 +123,71 @@ BOOST_AUTO_TEST_CASE(bad_configs) {
     expect_create_error(&cfg, DEVMESH_ERR_INVALID_ARGUMENT, "dim");
   }
   cfg = DEVMESH_CONFIG_INITIALIZER;
-  cfg.backend = "gloo";
-  expect_create_error(&cfg, DEVMESH_ERR_INVALID_ARGUMENT, "unknown backend 'gloo'");
+  cfg.backend = "nosuch";
+  expect_create_error(&cfg, DEVMESH_ERR_INVALID_ARGUMENT, "unknown backend 'nosuch'");
   cfg = DEVMESH_CONFIG_INITIALIZER;
   cfg.dim_backends = "tp=ucc";
   expect_create_error(&cfg, DEVMESH_ERR_INVALID_ARGUMENT, "unknown backend 'ucc'");
   cfg = DEVMESH_CONFIG_INITIALIZER;
-  cfg.nccl_init = 7;
-  expect_create_error(&cfg, DEVMESH_ERR_INVALID_ARGUMENT, "nccl_init");
+  cfg.backend = "../x";
+  expect_create_error(&cfg, DEVMESH_ERR_INVALID_ARGUMENT, "a backend name is 1 to 64");
+  // Options: malformed, unknown to the backend, refused by the backend.
+  const std::pair<const char*, const char*> bad_options[] = {
+      {"scale", "'scale' is not of the form key=value"},
+      {"=3", "'=3' is not of the form key=value"},
+      {"scale=1,,label=x", "backend_options has an empty entry"},
+      {"scale=1,scale=2", "'scale' is given twice"},
+      {"scale=-1", "scale needs a positive integer"},
+  };
+  for (const auto& [bad, why] : bad_options) {
+    cfg = DEVMESH_CONFIG_INITIALIZER;
+    cfg.backend = "example";
+    cfg.backend_options = bad;
+    expect_create_error(&cfg, DEVMESH_ERR_INVALID_ARGUMENT, why);
+  }
   cfg = DEVMESH_CONFIG_INITIALIZER;
-  cfg.nccl_scalable_from = 0;
-  expect_create_error(&cfg, DEVMESH_ERR_INVALID_ARGUMENT, "nccl_scalable_from");
+  cfg.backend = "example";
+  cfg.backend_options = "colour=red";
+  expect_create_error(&cfg, DEVMESH_ERR_INVALID_ARGUMENT, "no option 'colour'");
   cfg = DEVMESH_CONFIG_INITIALIZER;
-  cfg.init_timeout_seconds = 0;
-  expect_create_error(&cfg, DEVMESH_ERR_INVALID_ARGUMENT, "timeout");
-  // One rank's config differs: INCONSISTENT on every rank.
+  cfg.backend_options = "anything=1";  // "mpi" takes none
+  expect_create_error(&cfg, DEVMESH_ERR_INVALID_ARGUMENT, "backend 'mpi' takes no options");
+  for (const char* bad : {"tp", "tp:", ":scale=1", "tp:scale=1;;dp:x=1"}) {
+    cfg = DEVMESH_CONFIG_INITIALIZER;
+    cfg.dim_backends = "tp=example";
+    cfg.dim_options = bad;
+    expect_create_error(&cfg, DEVMESH_ERR_INVALID_ARGUMENT, "dim_options");
+  }
+  cfg = DEVMESH_CONFIG_INITIALIZER;
+  cfg.comm_errors = 7;
+  expect_create_error(&cfg, DEVMESH_ERR_INVALID_ARGUMENT, "comm_errors");
+  // One rank's config differs: INCONSISTENT on every rank, naming what.
   if (world_size() > 1) {
     cfg = DEVMESH_CONFIG_INITIALIZER;
     cfg.dim_backends = world_rank() == 0 ? "dp=mpi" : nullptr;
-    expect_create_error(&cfg, DEVMESH_ERR_INCONSISTENT, "different arguments");
+    expect_create_error(&cfg, DEVMESH_ERR_INCONSISTENT, "different backends on rank 0 and rank 1");
+    cfg = DEVMESH_CONFIG_INITIALIZER;
+    cfg.backend = "example";
+    cfg.backend_options = world_rank() == world_size() - 1 ? "scale=2" : "scale=1";
+    expect_create_error(&cfg, DEVMESH_ERR_INCONSISTENT,
+                        "different backend options on rank 0 and rank " + std::to_string(world_size() - 1));
     cfg = DEVMESH_CONFIG_INITIALIZER;
     cfg.magic = world_rank() == 0 ? 1u : DEVMESH_CONFIG_MAGIC;
-    expect_create_error(&cfg, DEVMESH_ERR_INCONSISTENT, "");
+    expect_create_error(&cfg, DEVMESH_ERR_INCONSISTENT, "different arguments (as checked by the C API) on rank 0 and rank 1");
   }
+}
+
+BOOST_AUTO_TEST_CASE(per_rank_options_may_differ) {
+  // The example backend declares `label` per rank (as NCCL's device).
+  devmesh_config_t cfg = DEVMESH_CONFIG_INITIALIZER;
+  cfg.backend = "example";
+  const std::string label = "label=r" + std::to_string(world_rank());
+  cfg.backend_options = label.c_str();
+  int shape[1] = {0};
+  const char* names[1] = {"x"};
+  devmesh_t m = nullptr;
+  BOOST_TEST(devmesh_create_ex(MPI_COMM_WORLD, 1, shape, names, &cfg, &m) == DEVMESH_SUCCESS, devmesh_last_error());
+  devmesh_destroy(&m);
 }
 
 BOOST_AUTO_TEST_CASE(config_from_an_older_header_gets_defaults) {
@@ -139,7 +196,7 @@ BOOST_AUTO_TEST_CASE(config_from_an_older_header_gets_defaults) {
   cfg.size = offsetof(devmesh_config_t, backend) + sizeof(const char*);
   cfg.backend = "mpi";
   cfg.dim_backends = "not read=at all";  // beyond the caller's size
-  cfg.init_timeout_seconds = -1;         // likewise
+  cfg.comm_errors = -7;                  // likewise
   int shape[1] = {0};
   const char* names[1] = {"x"};
   devmesh_t m = nullptr;

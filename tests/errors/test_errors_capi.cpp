@@ -16,10 +16,6 @@
 #include "comm_counter.hpp"
 #include "devmesh/devmesh.h"
 
-// devmesh_nccl_comm as devmesh_nccl.h declares it, without NCCL's headers.
-struct ncclComm;
-typedef struct ncclComm* ncclComm_t;
-extern "C" int devmesh_nccl_comm(devmesh_t m, const char* dim, ncclComm_t* comm);
 
 namespace {
 
@@ -110,9 +106,12 @@ void expect_null_handle(devmesh_t m) {
   expect_error(devmesh_cart_comm_f(m, &f), want, needle);
   BOOST_TEST(f == int_sentinel);
   expect_error(devmesh_create_comms(m, DEVMESH_COMM_PATH_AUTOMATIC), want, needle);
-  ncclComm_t nc = reinterpret_cast<ncclComm_t>(std::uintptr_t{0x77});
-  expect_error(devmesh_nccl_comm(m, "a", &nc), want, needle);
-  BOOST_TEST(nc == reinterpret_cast<ncclComm_t>(std::uintptr_t{0x77}));
+  void* nh = reinterpret_cast<void*>(std::uintptr_t{0x77});
+  expect_error(devmesh_backend_comm(m, "a", nullptr, &nh), want, needle);
+  BOOST_TEST(nh == reinterpret_cast<void*>(std::uintptr_t{0x77}));
+  const char* bn = "untouched";
+  expect_error(devmesh_dim_backend(m, "a", &bn), want, needle);
+  BOOST_TEST(std::string(bn) == "untouched");
 }
 
 }  // namespace

@@ -80,7 +80,7 @@ grep -q '^libdir=${prefix}/' "$slib/pkgconfig/devmesh.pc" || [[ "$libdir" != "$p
 
 step "CMake package version"
 cat > "$tmp/version.cmake" <<CMAKE
-foreach(want 0.1 0.1.0 1.0 0.2 0.0)
+foreach(want 0.2 0.2.0 1.0 0.3 0.1)
   string(REPLACE "." ";" parts "\${want}")
   list(GET parts 0 PACKAGE_FIND_VERSION_MAJOR)
   list(GET parts 1 PACKAGE_FIND_VERSION_MINOR)
@@ -91,7 +91,7 @@ endforeach()
 CMAKE
 # While the major version is 0, minor versions are incompatible with each other.
 compat=$(cmake -P "$tmp/version.cmake" 2>&1 | tr '\n' ' ')
-[ "$compat" = "0.1 TRUE 0.1.0 TRUE 1.0 FALSE 0.2 FALSE 0.0 FALSE " ] ||
+[ "$compat" = "0.2 TRUE 0.2.0 TRUE 1.0 FALSE 0.3 FALSE 0.1 FALSE " ] ||
   [ "${version%%.*}" != 0 ] || fail "devmeshConfigVersion.cmake answers: $compat"
 
 export PKG_CONFIG_PATH=$slib/pkgconfig
@@ -114,6 +114,27 @@ if [ "$fortran" = true ]; then
   echo "$out"
   grep -q "fortran consumer: tp group of rank 0 has 2 ranks: ok" <<<"$out" || fail "Fortran program output"
 fi
+
+step "the core library links no CUDA or NCCL"
+if ldd "$slib/libdevmesh.so" | grep -Ei "cuda|nccl"; then fail "libdevmesh.so links CUDA or NCCL"; fi
+if [ -f "$build/backends/nccl/libdevmesh-backend-nccl.so" ]; then
+  [ -f "$slib/devmesh/libdevmesh-backend-nccl.so" ] || fail "the NCCL plugin is not installed in <libdir>/devmesh"
+  ldd "$slib/devmesh/libdevmesh-backend-nccl.so" | grep -q "libnccl" || fail "the NCCL plugin does not link NCCL"
+  [ -f "$sinc/devmesh/devmesh_nccl.h" ] || fail "devmesh_nccl.h is not installed with the NCCL plugin"
+fi
+
+step "a backend plugin built against the installed headers (tests/install/backend)"
+# shellcheck disable=SC2046
+mpicc -shared -fPIC -std=c11 -o libdevmesh-backend-example.so "$src/tests/install/backend/devmesh_backend_example.c" \
+  $(pc --cflags devmesh)
+# shellcheck disable=SC2046
+mpicxx -std=c++20 -o app_backend "$src/tests/install/backend/app_backend.cpp" $(pc --cflags --libs devmesh)
+out=$(DEVMESH_BACKEND_PATH=$PWD LD_LIBRARY_PATH=$slib mpirun4 mpiexec -n 4 ./app_backend)
+echo "$out"
+[ "$(grep -c "tp on example: ok" <<<"$out")" = 4 ] || fail "the example backend plugin"
+# Without DEVMESH_BACKEND_PATH the name is unknown, and creation says where it looked.
+if out=$(LD_LIBRARY_PATH=$slib mpirun4 mpiexec -n 1 ./app_backend 2>&1); then fail "found a plugin that is not there"; fi
+grep -q "unknown backend 'example'" <<<"$out" || { echo "$out"; fail "the message for a missing plugin"; }
 
 if command -v cmake >/dev/null; then
   step "CMake find_package(devmesh)"

@@ -283,18 +283,29 @@ BOOST_AUTO_TEST_CASE(create_comms_with_different_views_fails_everywhere) {
 
 BOOST_AUTO_TEST_CASE(backend_options_must_agree) {
   if (world_size() < 2) return;
+  // The example plugin (tests/install/backend) takes scale=N, agreed, and
+  // label=TEXT, per rank.
   MeshOptions o;
-  o.backend_options.init_timeout_seconds = world_rank() == 0 ? 5.0 : 6.0;
+  o.backend = "example";
+  o.backend_options = {world_rank() == 0 ? "scale=5" : "scale=6"};
   try {
     Mesh::create(MPI_COMM_WORLD, {0}, {"x"}, o);
     BOOST_FAIL("no error");
   } catch (const Error& e) {
     BOOST_TEST(static_cast<int>(e.status()) == static_cast<int>(Status::inconsistent));
+    BOOST_TEST(std::string(e.what()).find("different backend options on rank 0 and rank 1") !=
+                   std::string::npos,
+               e.what());
   }
-  // The CUDA device may differ per rank.
+  // Options a backend takes per rank may differ; their order does not matter.
   MeshOptions d;
-  d.backend_options.device = world_rank();
-  BOOST_TEST(Mesh::create(MPI_COMM_WORLD, {0}, {"x"}, d).is_member());
+  d.backend = "example";
+  d.backend_options = {"label=" + std::to_string(world_rank()), "scale=2"};
+  if (world_rank() % 2) std::swap(d.backend_options[0], d.backend_options[1]);
+  Mesh m = Mesh::create(MPI_COMM_WORLD, {0}, {"x"}, d);
+  int one = 1, sum = 0;
+  m.communicator("x").allreduce(&one, &sum, 1, DataType::int32, ReduceOp::sum);
+  BOOST_TEST(sum == 2 * world_size());  // scale=2 reached the backend
 }
 
 BOOST_AUTO_TEST_CASE(bad_backend_options_are_invalid_everywhere) {
@@ -308,17 +319,20 @@ BOOST_AUTO_TEST_CASE(bad_backend_options_are_invalid_everywhere) {
     }
   };
   MeshOptions o;
-  o.backend_options.init_timeout_seconds = 0;
-  expect_invalid(o, "init_timeout_seconds");
+  o.backend = "example";
+  o.backend_options = {"scale=0"};
+  expect_invalid(o, "scale needs a positive integer");
+  o.backend_options = {"scale"};
+  expect_invalid(o, "'scale' is not of the form key=value");
+  o.backend_options = {"scale=1", "scale=2"};
+  expect_invalid(o, "'scale' is given twice");
   o = {};
-  o.backend_options.nccl_scalable_from = 0;
-  expect_invalid(o, "nccl_scalable_from");
+  o.dim_backends = {{"x", "example"}};
+  o.dim_options = {{"x", "speed=9"}};
+  expect_invalid(o, "no option 'speed'");
   o = {};
-  o.backend_options.nccl_init = static_cast<NcclInit>(9);
-  expect_invalid(o, "nccl_init 9");
-  o = {};
-  o.backend_options.device = -3;
-  expect_invalid(o, "device -3");
+  o.backend_options = {"device=0"};
+  expect_invalid(o, "backend 'mpi' takes no options");
 }
 
 BOOST_AUTO_TEST_CASE(creation_makes_no_communicator_and_outlives_its_parent) {

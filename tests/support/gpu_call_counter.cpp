@@ -1,6 +1,7 @@
 // Counts calls into the CUDA runtime and NCCL made by this process (linked
 // into a test program ahead of libcudart/libnccl; each wrapper forwards to
-// the real function found with dlsym(RTLD_NEXT)).
+// the real function: dlsym(RTLD_NEXT), or, when the NCCL plugin loaded the
+// libraries privately (RTLD_LOCAL), the symbol of the loaded library).
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 #include <nccl.h>
@@ -16,6 +17,10 @@ template <class F>
 F next(const char* name) {
   static_assert(sizeof(F) == sizeof(void*));
   void* p = dlsym(RTLD_NEXT, name);
+  for (const char* lib : {"libcudart.so.13", "libcudart.so.12", "libcudart.so", "libnccl.so.2", "libnccl.so"}) {
+    if (p) break;
+    if (void* h = dlopen(lib, RTLD_LAZY | RTLD_NOLOAD)) p = dlsym(h, name);
+  }
   F f;
   __builtin_memcpy(&f, &p, sizeof f);
   return f;

@@ -1,0 +1,82 @@
+#include "agreement.hpp"
+
+#include <climits>
+
+#include "mpi_check.hpp"
+
+namespace devmesh::detail {
+namespace {
+
+// The lowest rank for which `mine` holds (INT_MAX when none).
+int lowest(MPI_Comm comm, bool mine, int me) {
+  int in = mine ? me : INT_MAX, out = INT_MAX;
+  DEVMESH_MPI(MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_MIN, comm));
+  return out;
+}
+
+[[noreturn]] void inconsistent(MPI_Comm comm, std::string_view call, const std::vector<Field>& fields,
+                               const std::vector<bool>& differs, int me) {
+  // Rank 0's digests, then per differing field the lowest rank whose digest
+  // is not rank 0's.
+  std::vector<std::uint64_t> first(fields.size());
+  for (std::size_t i = 0; i < fields.size(); ++i) first[i] = fields[i].digest;
+  DEVMESH_MPI(MPI_Bcast(first.data(), static_cast<int>(first.size()), MPI_UINT64_T, 0, comm));
+  std::vector<int> in(fields.size(), INT_MAX), out(fields.size(), INT_MAX);
+  for (std::size_t i = 0; i < fields.size(); ++i)
+    if (fields[i].digest != first[i]) in[i] = me;
+  DEVMESH_MPI(MPI_Allreduce(in.data(), out.data(), static_cast<int>(in.size()), MPI_INT, MPI_MIN, comm));
+  std::string text = "ranks passed different arguments to " + std::string(call) + ":";
+  const char* sep = " ";
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (!differs[i]) continue;
+    text += sep;
+    text += "different " + std::string(fields[i].what);
+    if (out[i] != INT_MAX) text += " on rank 0 and rank " + std::to_string(out[i]);
+    sep = "; ";
+  }
+  text += " (each time the lowest rank that differs from rank 0)";
+  throw Error(Status::inconsistent, text);
+}
+
+}  // namespace
+
+std::uint64_t agree(MPI_Comm comm, std::string_view call, const std::vector<Field>& fields, Status local,
+                    const std::string& message, std::uint64_t counter) {
+  int me = 0;
+  DEVMESH_MPI(MPI_Comm_rank(comm, &me));
+  // max(d) == d and max(~d) == ~d on every rank exactly when all d agree,
+  // so every rank sees the same set of differing fields. The worst status
+  // and the counter ride along in the same reduction.
+  const std::size_t n = fields.size();
+  std::vector<std::uint64_t> mine(2 * n + 2), all(2 * n + 2);
+  for (std::size_t i = 0; i < n; ++i) {
+    mine[2 * i] = fields[i].digest;
+    mine[2 * i + 1] = ~fields[i].digest;
+  }
+  mine[2 * n] = static_cast<std::uint64_t>(local);
+  mine[2 * n + 1] = counter;
+  DEVMESH_MPI(MPI_Allreduce(mine.data(), all.data(), static_cast<int>(mine.size()), MPI_UINT64_T, MPI_MAX, comm));
+  std::vector<bool> differs(n);
+  bool any = false;
+  for (std::size_t i = 0; i < n; ++i) {
+    differs[i] = all[2 * i] != mine[2 * i] || all[2 * i + 1] != mine[2 * i + 1];
+    any = any || differs[i];
+  }
+  if (any) inconsistent(comm, call, fields, differs, me);
+  const auto worst = static_cast<Status>(all[2 * n]);
+  if (worst != Status::success) {
+    // A rank that failed that way keeps its own message; the others get
+    // that of the lowest rank that did.
+    const int from = lowest(comm, local == worst, me);
+    std::string text = local == worst ? message : std::string();
+    int len = static_cast<int>(text.size());
+    DEVMESH_MPI(MPI_Bcast(&len, 1, MPI_INT, from, comm));
+    text.resize(static_cast<std::size_t>(len));
+    DEVMESH_MPI(MPI_Bcast(text.data(), len, MPI_CHAR, from, comm));
+    if (local == worst) throw Error(worst, message);
+    throw Error(worst, text + " (on rank " + std::to_string(from) + ")");
+  }
+  return all[2 * n + 1];
+}
+
+}  // namespace devmesh::detail

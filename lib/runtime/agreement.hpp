@@ -1,0 +1,53 @@
+// The cross-rank agreement of collective calls: every rank learns, in one
+// small reduction, whether all passed the same arguments and whether all
+// succeeded, so that a disagreement or a local failure is an error on
+// every rank instead of a hang.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "devmesh/status.hpp"
+
+namespace devmesh::detail {
+
+// 64-bit FNV-1a over arguments.
+struct Hash {
+  std::uint64_t h = 1469598103934665603ull;
+  void bytes(const void* p, std::size_t n) {
+    const auto* b = static_cast<const unsigned char*>(p);
+    for (std::size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+  }
+  void add(std::int64_t v) { bytes(&v, sizeof v); }
+  void add(std::string_view s) {
+    add(static_cast<std::int64_t>(s.size()));
+    bytes(s.data(), s.size());
+  }
+};
+
+// One argument that every rank must pass alike: what it is called in
+// messages ("different <what> on rank 0 and rank 3"), and its digest.
+struct Field {
+  const char* what;
+  std::uint64_t digest;
+};
+
+// Collective over comm; every rank passes the same number of fields.
+// `local` is this rank's validation result (success or the status of the
+// error `message`), `counter` a number to agree on (the result is its
+// maximum over the ranks). Throws, on every rank alike:
+//   - Error(inconsistent) when some field differs between ranks, naming the
+//     field(s) and the lowest rank that differs from rank 0 in each;
+//   - else, when some rank failed, Error(worst status): a rank that failed
+//     with it keeps its own message, the others get that of the lowest
+//     rank that did (with that rank's number).
+// One MPI_Allreduce when all agree and succeed; two or three more
+// collectives only on the error paths.
+std::uint64_t agree(MPI_Comm comm, std::string_view call, const std::vector<Field>& fields, Status local,
+                    const std::string& message, std::uint64_t counter = 0);
+
+}  // namespace devmesh::detail

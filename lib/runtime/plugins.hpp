@@ -1,0 +1,64 @@
+// Backends behind the plugin interface (devmesh/backend_plugin.h): finding
+// and loading them by name, one instance per root mesh and option set, and
+// their communicators as devmesh::Communicator.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "devmesh/backend.hpp"
+#include "devmesh/backend_plugin.h"
+
+namespace devmesh::detail {
+
+// The table of backend `name`: registered in process, built in ("mpi"), or
+// loaded from libdevmesh-backend-<name>.so and initialised, once per
+// process. Thread-safe. Errors: a bad name or no such file anywhere ->
+// invalid_argument, saying where it looked; found but unusable (the
+// loader's error, no symbol, an ABI version this core does not accept,
+// init() failing) -> unsupported, saying why.
+const devmesh_backend_v1_t& load_backend(std::string_view name);
+
+// devmesh_register_backend's rule (see backend_plugin.h).
+void register_backend(const devmesh_backend_v1_t* table);
+
+// The built-in MPI backend (backends/mpi).
+const devmesh_backend_v1_t& mpi_backend();
+
+// A backend and its options, as one dim asks for it.
+struct BackendSpec {
+  std::string name;
+  std::vector<std::string> options;  // "key=value", in the caller's order
+  // Identifies the instance among a root's: name and options, canonical.
+  std::string key() const;
+};
+
+// One opened instance of a backend (open() .. close()).
+class BackendInstance {
+ public:
+  // Loads the backend and opens it with the spec's options. Not collective.
+  explicit BackendInstance(const BackendSpec& spec);
+  ~BackendInstance();
+  BackendInstance(const BackendInstance&) = delete;
+  BackendInstance& operator=(const BackendInstance&) = delete;
+  // Collective over group.group; see comm_create.
+  std::unique_ptr<Communicator> create(const devmesh_backend_group_t& group);
+  const devmesh_backend_v1_t& table() const noexcept { return *table_; }
+  // The options that every rank must agree on, canonical ("k=v" sorted,
+  // without the backend's per-rank keys).
+  std::string agreed_options() const;
+
+ private:
+  const devmesh_backend_v1_t* table_;
+  std::vector<std::pair<std::string, std::string>> options_;
+  void* instance_ = nullptr;
+};
+
+// Splits "key=value" items (throws invalid_argument naming a malformed or
+// repeated one).
+std::vector<std::pair<std::string, std::string>> split_options(const std::vector<std::string>& items,
+                                                                std::string_view what);
+
+}  // namespace devmesh::detail
