@@ -60,7 +60,7 @@
 #include <string>
 #include <vector>
 
-#include "plugin_support.hpp"
+#include "common/plugin_support.hpp"
 
 namespace {
 
@@ -539,7 +539,8 @@ int gloo_reduce_scatter(void* comm, const void* send, void* recv, std::size_t co
     check_buffers(send, recv, count);
     if (count == 0) return;
     // Emulated (see the top of this file): an allreduce of everything into a
-    // temporary, then the caller's block.
+    // temporary, then the caller's block (in place, send == recv, it goes to
+    // the start of the buffer, as MPI_IN_PLACE).
     std::vector<char> all(total);
     run(c, "reduce_scatter", [&] {
       allreduce_bytes(c, send, all.data(), count * c.context->size, datatype, op);

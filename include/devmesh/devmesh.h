@@ -399,9 +399,10 @@ DEVMESH_C_API int devmesh_cart_comm_f(devmesh_t m, MPI_Fint *comm);
  * and root: an argument wrong on one rank only is refused there while the
  * others wait in the collective, as with MPI (Gloo's timeout ends that
  * wait with BACKEND).
- * In place, where MPI allows it: sendbuf == recvbuf for allreduce and
- * alltoall; for allgather sendbuf == recvbuf + rank * count elements; for
- * reduce_scatter recvbuf == sendbuf + rank * count elements.
+ * In place, as MPI_IN_PLACE allows: sendbuf == recvbuf for allreduce,
+ * alltoall and reduce_scatter (which reads size(dim) * count elements from
+ * the buffer and leaves its result at the start); for allgather sendbuf ==
+ * recvbuf + rank * count elements.
  * Errors (checked before any communication; recvbuf then untouched): a NULL
  * mesh, a NULL buffer with count > 0, an unknown datatype or op, a root or
  * peer outside the group, a byte count that overflows size_t ->
