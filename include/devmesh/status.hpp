@@ -32,14 +32,27 @@ enum class Status : int {
 DEVMESH_API std::string_view status_name(Status s) noexcept;
 DEVMESH_API std::ostream& operator<<(std::ostream& os, Status s);
 
+// An Error raised because an MPI call failed also keeps what MPI returned, so
+// that callers can test it (e.g. mpi_class() == MPI_ERR_PROC_FAILED) instead
+// of parsing the message. Other errors report 0 for both: 0 is MPI_SUCCESS
+// in every MPI implementation, so "no MPI error" needs no <mpi.h> here.
 class DEVMESH_API Error : public std::runtime_error {
  public:
   Error(Status status, const std::string& message)
       : std::runtime_error(message), status_(status) {}
+  // `mpi_code` as the MPI call returned it, `mpi_class` its MPI_Error_class.
+  Error(Status status, const std::string& message, int mpi_code, int mpi_class)
+      : std::runtime_error(message), status_(status), mpi_code_(mpi_code), mpi_class_(mpi_class) {}
   Status status() const noexcept { return status_; }
+  // The MPI error code of the failed call; 0 (MPI_SUCCESS) when not an MPI error.
+  int mpi_code() const noexcept { return mpi_code_; }
+  // The MPI error class of mpi_code(); 0 (MPI_SUCCESS) when not an MPI error.
+  int mpi_class() const noexcept { return mpi_class_; }
 
  private:
   Status status_;
+  int mpi_code_ = 0;
+  int mpi_class_ = 0;
 };
 
 }  // namespace devmesh

@@ -1,17 +1,42 @@
 #include "mpi_check.hpp"
 
+#include <cstring>
+#include <memory>
+
 namespace devmesh::detail {
 
-void throw_mpi_error(int code, const char* call) {
-  char text[MPI_MAX_ERROR_STRING] = {0};
+namespace {
+
+// MPI_Error_string writes up to MPI_MAX_ERROR_STRING bytes by contract, but
+// MPICH 4.0.2's MPIR_Err_print_stack_string can run past that: once the
+// buffer is full it takes strlen() of the bytes after it and, with a length
+// gone negative, keeps writing. Over a peer's failure (a UCX endpoint
+// timeout, a long error stack) that smashed a stack buffer and turned an
+// MPI error into a SIGSEGV in the throw. Hence a zeroed heap buffer many
+// times the size: a strlen past the end reads zeros and the length MPICH
+// keeps stays at 0. The text is taken only up to the first NUL within
+// MPI_MAX_ERROR_STRING, whatever length MPI reports.
+constexpr std::size_t error_text_slack = 8;
+
+std::string mpi_error_text(int code) {
+  const std::size_t size = static_cast<std::size_t>(MPI_MAX_ERROR_STRING) * error_text_slack;
+  const std::unique_ptr<char[]> text(new (std::nothrow) char[size]());
+  if (!text) return {};
   int len = 0;
+  if (MPI_Error_string(code, text.get(), &len) != MPI_SUCCESS) return {};
+  return std::string(text.get(), strnlen(text.get(), MPI_MAX_ERROR_STRING - 1));
+}
+
+}  // namespace
+
+void throw_mpi_error(int code, const char* call) {
   int cls = code;
-  if (MPI_Error_string(code, text, &len) != MPI_SUCCESS) len = 0;
   if (MPI_Error_class(code, &cls) != MPI_SUCCESS) cls = code;
   std::string what(call);
   what = what.substr(0, what.find('('));
-  throw Error(Status::backend, what + " failed: " + std::string(text, static_cast<std::size_t>(len)) +
-                                   " (MPI error class " + std::to_string(cls) + ")");
+  throw Error(Status::backend,
+              what + " failed: " + mpi_error_text(code) + " (MPI error class " + std::to_string(cls) + ")",
+              code, cls);
 }
 
 void return_errors(MPI_Comm& comm) {

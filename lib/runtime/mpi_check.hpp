@@ -9,7 +9,8 @@
 
 namespace devmesh::detail {
 
-// "MPI_Comm_split failed: <MPI_Error_string> (error class N)"
+// Error(backend, "MPI_Comm_split failed: <MPI_Error_string> (MPI error class
+// N)", code, N).
 [[noreturn]] void throw_mpi_error(int code, const char* call);
 
 inline void check_mpi(int code, const char* call) {
@@ -23,6 +24,7 @@ void return_errors(MPI_Comm& comm);
 
 }  // namespace devmesh::detail
 
-// DEVMESH_MPI(MPI_Comm_rank(comm, &rank)) throws Error(backend) carrying the
-// call, the MPI error string and class when the call fails.
+// DEVMESH_MPI(MPI_Comm_rank(comm, &rank)) throws Error(backend) when the call
+// fails: the call, MPI's error string and class in the message, the code and
+// class in Error::mpi_code() and Error::mpi_class().
 #define DEVMESH_MPI(call) ::devmesh::detail::check_mpi((call), #call)

@@ -544,3 +544,61 @@ BOOST_AUTO_TEST_CASE(unknown_path_on_one_member_only) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// ---------------------------------------------------------------------------
+// An MPI call that fails inside devmesh: Error(backend) keeps the code and
+// class MPI returned, checked against MPI's own result for the same call.
+BOOST_AUTO_TEST_SUITE(mpi_errors)
+
+BOOST_AUTO_TEST_CASE(code_and_class_are_kept) {
+  const Mesh m = Mesh::create(MPI_COMM_WORLD, {0}, {"a"});
+  Communicator& c = m.communicator("a");
+  // A send to a rank outside the group fails locally (MPI_ERR_RANK), on
+  // every rank, with no message in flight; devmesh's communicators return
+  // errors (MPI_ERRORS_RETURN), so the same call on a duplicate that
+  // returns errors too is MPI's own result.
+  const int bad_peer = c.size();
+  std::int32_t value = 7;
+  MPI_Comm reference = MPI_COMM_NULL;
+  BOOST_REQUIRE(MPI_Comm_dup(m.comm("a"), &reference) == MPI_SUCCESS);
+  MPI_Comm_set_errhandler(reference, MPI_ERRORS_RETURN);
+  const int want_code = MPI_Send(&value, 1, MPI_INT32_T, bad_peer, 0, reference);
+  MPI_Comm_free(&reference);
+  BOOST_REQUIRE(want_code != MPI_SUCCESS);
+  int want_class = -1;
+  MPI_Error_class(want_code, &want_class);
+  BOOST_TEST(want_class == MPI_ERR_RANK);
+
+  const Status s = expect_error([&] { c.send(&value, 1, DataType::int32, bad_peer); }, Status::backend,
+                                {"MPI_Send failed", "MPI error class " + std::to_string(want_class)});
+  BOOST_TEST(same_everywhere(static_cast<int>(s)));
+  try {
+    c.send(&value, 1, DataType::int32, bad_peer);
+  } catch (const Error& e) {
+    BOOST_TEST(e.mpi_class() == want_class);
+    BOOST_TEST(e.mpi_code() != MPI_SUCCESS);
+    int cls = -1;
+    BOOST_TEST(MPI_Error_class(e.mpi_code(), &cls) == MPI_SUCCESS);
+    BOOST_TEST(cls == want_class, "the kept code is of class " << cls);
+  }
+  // The communicator still works after the failed call.
+  std::int32_t sum = 1;
+  c.allreduce(&sum, &sum, 1, DataType::int32, ReduceOp::sum);
+  BOOST_TEST(sum == c.size());
+}
+
+BOOST_AUTO_TEST_CASE(other_errors_carry_no_mpi_code) {
+  try {
+    Mesh::create(MPI_COMM_WORLD, {world_size() + 1}, {"a"});
+    BOOST_ERROR("a shape that does not fit the world was accepted");
+  } catch (const Error& e) {
+    BOOST_TEST(static_cast<int>(e.status()) == static_cast<int>(Status::shape_mismatch));
+    BOOST_TEST(e.mpi_code() == MPI_SUCCESS);
+    BOOST_TEST(e.mpi_class() == MPI_SUCCESS);
+  }
+  const Error plain(Status::internal, "x");
+  BOOST_TEST(plain.mpi_code() == MPI_SUCCESS);
+  BOOST_TEST(plain.mpi_class() == MPI_SUCCESS);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
