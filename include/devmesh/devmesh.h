@@ -395,6 +395,63 @@ DEVMESH_C_API int devmesh_create_comms(devmesh_t m, int path);
 DEVMESH_C_API int devmesh_cart_comm(devmesh_t m, MPI_Comm *comm);
 DEVMESH_C_API int devmesh_cart_comm_f(devmesh_t m, MPI_Fint *comm);
 
+/* ---- collectives over a dim, in the dim's backend --------------------------- */
+
+/* The collectives of the dim's backend (MPI, Gloo, NCCL or a plugin), over
+ * the caller's group along dim: local rank k is rank k of the group.
+ * dim NULL as in devmesh_local_rank. Counts are elements of datatype (a
+ * devmesh_datatype); op is a devmesh_reduce_op; buffers are contiguous (on
+ * the device for NCCL); stream is the backend's stream (cudaStream_t for
+ * NCCL) or NULL for the communicator's own, ignored by host backends.
+ * Collective over the caller's group along dim (send/recv: between the two
+ * ranks); the first call on a dim also creates its communicator, as
+ * devmesh_comm does. Every member must pass the same count, datatype, op
+ * and root: an argument wrong on one rank only is refused there while the
+ * others wait in the collective, as with MPI (Gloo's timeout ends that
+ * wait with BACKEND).
+ * In place, as MPI_IN_PLACE allows: sendbuf == recvbuf for allreduce,
+ * alltoall and reduce_scatter (which reads size(dim) * count elements from
+ * the buffer and leaves its result at the start); for allgather sendbuf ==
+ * recvbuf + rank * count elements.
+ * Errors (checked before any communication; recvbuf then untouched): a NULL
+ * mesh, a NULL buffer with count > 0, an unknown datatype or op, a root or
+ * peer outside the group, a byte count that overflows size_t ->
+ * INVALID_ARGUMENT; unknown dim -> UNKNOWN_DIM; a data type, reduction or
+ * operation the backend lacks (e.g. MPI reducing float16, or more than
+ * 2^31-1 elements through MPI) -> UNSUPPORTED, naming it and the backend;
+ * the backend failing (a dead peer, a timeout) -> BACKEND, the contents of
+ * recvbuf then undefined. */
+
+/* recvbuf[i] = op over the group of sendbuf[i], i < count. */
+DEVMESH_C_API int devmesh_allreduce(devmesh_t mesh, const char *dim, const void *sendbuf,
+                                    void *recvbuf, size_t count, int datatype, int op, void *stream);
+/* recvbuf[r*count + i] = sendbuf[i] of local rank r (recvbuf holds
+ * size(dim) * count elements). */
+DEVMESH_C_API int devmesh_allgather(devmesh_t mesh, const char *dim, const void *sendbuf,
+                                    void *recvbuf, size_t count, int datatype, void *stream);
+/* recvbuf[i] = op over the group of sendbuf[rank*count + i], i < count
+ * (sendbuf holds size(dim) * count elements). */
+DEVMESH_C_API int devmesh_reduce_scatter(devmesh_t mesh, const char *dim, const void *sendbuf,
+                                         void *recvbuf, size_t count, int datatype, int op,
+                                         void *stream);
+/* buffer of every member = buffer of local rank root. */
+DEVMESH_C_API int devmesh_broadcast(devmesh_t mesh, const char *dim, void *buffer, size_t count,
+                                    int datatype, int root, void *stream);
+/* recvbuf[r*count + i] = sendbuf[rank*count + i] of local rank r. */
+DEVMESH_C_API int devmesh_alltoall(devmesh_t mesh, const char *dim, const void *sendbuf,
+                                   void *recvbuf, size_t count, int datatype, void *stream);
+/* Returns when every member of the group has entered it. */
+DEVMESH_C_API int devmesh_barrier(devmesh_t mesh, const char *dim, void *stream);
+/* Point to point with local rank peer of the group: blocking for host
+ * backends (as MPI_Send/MPI_Recv; a send may wait for its receive, so
+ * order pairs as with MPI), stream-ordered for NCCL. Messages between two
+ * ranks arrive in order. Not collective: between the two ranks only (the
+ * first use of the dim still creates its communicator collectively). */
+DEVMESH_C_API int devmesh_send(devmesh_t mesh, const char *dim, const void *buffer, size_t count,
+                               int datatype, int peer, void *stream);
+DEVMESH_C_API int devmesh_recv(devmesh_t mesh, const char *dim, void *buffer, size_t count,
+                               int datatype, int peer, void *stream);
+
 /* ---- errors and version (not collective) ---------------------------------- */
 
 /* A static description of a status, e.g. "unknown dim"; never NULL. */

@@ -53,6 +53,13 @@ module devmesh
   integer, parameter, public :: DEVMESH_COMM_PATH_SPLIT = 2
   integer, parameter, public :: DEVMESH_COMM_PATH_CART_SUB = 3
 
+  ! Data types and reductions of the collectives (devmesh.h's values).
+  integer, parameter, public :: DEVMESH_INT8 = 0, DEVMESH_UINT8 = 1, DEVMESH_INT32 = 2, &
+                                DEVMESH_UINT32 = 3, DEVMESH_INT64 = 4, DEVMESH_UINT64 = 5, &
+                                DEVMESH_FLOAT16 = 6, DEVMESH_BFLOAT16 = 7, DEVMESH_FLOAT32 = 8, &
+                                DEVMESH_FLOAT64 = 9
+  integer, parameter, public :: DEVMESH_SUM = 0, DEVMESH_PROD = 1, DEVMESH_MIN = 2, DEVMESH_MAX = 3
+
   !> A handle to one view of a mesh; the null handle (ptr = c_null_ptr) is
   !> "no mesh", what ranks outside a rank list get. `ptr` is the C API's
   !> devmesh_t, for mixing with C code.
@@ -66,6 +73,8 @@ module devmesh
   public :: devmesh_coordinate, devmesh_group_ranks, devmesh_comm_count
   public :: devmesh_comm, devmesh_cart_comm, devmesh_create_comms
   public :: devmesh_associated, devmesh_last_error, devmesh_status_string
+  public :: devmesh_allreduce, devmesh_allgather, devmesh_reduce_scatter, devmesh_broadcast
+  public :: devmesh_alltoall, devmesh_barrier, devmesh_send, devmesh_recv
 
   !> devmesh_create(comm, shape, names, mesh [, ierr])
   !> A root mesh of the given shape over all ranks of comm (a 0 in shape is
@@ -241,6 +250,67 @@ module devmesh
       import :: c_size_t, c_ptr
       type(c_ptr), value :: s
     end function c_strlen
+
+    integer(c_int) function c_allreduce(m, dim, send, recv, count, datatype, op, stream) &
+        bind(C, name='devmesh_allreduce')
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: m, dim, send, recv, stream
+      integer(c_size_t), value :: count
+      integer(c_int), value :: datatype, op
+    end function c_allreduce
+
+    integer(c_int) function c_allgather(m, dim, send, recv, count, datatype, stream) &
+        bind(C, name='devmesh_allgather')
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: m, dim, send, recv, stream
+      integer(c_size_t), value :: count
+      integer(c_int), value :: datatype
+    end function c_allgather
+
+    integer(c_int) function c_reduce_scatter(m, dim, send, recv, count, datatype, op, stream) &
+        bind(C, name='devmesh_reduce_scatter')
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: m, dim, send, recv, stream
+      integer(c_size_t), value :: count
+      integer(c_int), value :: datatype, op
+    end function c_reduce_scatter
+
+    integer(c_int) function c_broadcast(m, dim, buffer, count, datatype, root, stream) &
+        bind(C, name='devmesh_broadcast')
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: m, dim, buffer, stream
+      integer(c_size_t), value :: count
+      integer(c_int), value :: datatype, root
+    end function c_broadcast
+
+    integer(c_int) function c_alltoall(m, dim, send, recv, count, datatype, stream) &
+        bind(C, name='devmesh_alltoall')
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: m, dim, send, recv, stream
+      integer(c_size_t), value :: count
+      integer(c_int), value :: datatype
+    end function c_alltoall
+
+    integer(c_int) function c_barrier(m, dim, stream) bind(C, name='devmesh_barrier')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: m, dim, stream
+    end function c_barrier
+
+    integer(c_int) function c_send(m, dim, buffer, count, datatype, peer, stream) &
+        bind(C, name='devmesh_send')
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: m, dim, buffer, stream
+      integer(c_size_t), value :: count
+      integer(c_int), value :: datatype, peer
+    end function c_send
+
+    integer(c_int) function c_recv(m, dim, buffer, count, datatype, peer, stream) &
+        bind(C, name='devmesh_recv')
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: m, dim, buffer, stream
+      integer(c_size_t), value :: count
+      integer(c_int), value :: datatype, peer
+    end function c_recv
   end interface
 
 contains
@@ -737,5 +807,169 @@ contains
     character(len=:), allocatable :: text
     text = from_c_string(c_status_string(int(status, c_int)))
   end function devmesh_status_string
+
+  ! ---- collectives over a dim, in the dim's backend ----------------------------
+  !
+  ! As in C (devmesh.h): collective over the caller's group along dim
+  ! (send/recv: between the two ranks), the first call on a dim creating its
+  ! communicator; count elements of datatype (DEVMESH_INT8 ..
+  ! DEVMESH_FLOAT64), op one of DEVMESH_SUM, _PROD, _MIN, _MAX; in place as
+  ! in C (pass the same array, or the caller's block, as in MPI). Buffers are
+  ! arrays of any type and rank (assumed-rank, TS 29113), passed by address:
+  ! give contiguous arrays (a non-contiguous section is copied in and out
+  ! by the compiler, which NCCL's stream-ordered calls cannot use). stream
+  ! (optional, c_ptr) is the backend's stream, e.g. a cudaStream_t for
+  ! NCCL; absent: the communicator's own. A negative count gives
+  ! DEVMESH_ERR_INVALID_ARGUMENT here. The same subroutines serve mpi_f08
+  ! and `use mpi` programs: no MPI handle is involved.
+
+  ! The address of a buffer argument, or c_null_ptr for an absent stream.
+  function addr(buf) result(p)
+    type(*), dimension(..), intent(in), target, contiguous :: buf
+    type(c_ptr) :: p
+    p = c_loc(buf)
+  end function addr
+
+  function stream_arg(stream) result(p)
+    type(c_ptr), intent(in), optional :: stream
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (present(stream)) p = stream
+  end function stream_arg
+
+  logical function bad_count(count, ierr)
+    integer, intent(in) :: count
+    integer, intent(out), optional :: ierr
+    bad_count = count < 0
+    if (bad_count) call fail_local(DEVMESH_ERR_INVALID_ARGUMENT, &
+                                   'negative count ' // trim(itoa(count)), ierr)
+  end function bad_count
+
+  !> recvbuf(i) = op over the group of sendbuf(i), i <= count.
+  subroutine devmesh_allreduce(mesh, dim, sendbuf, recvbuf, count, datatype, op, stream, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    character(len=*), intent(in) :: dim
+    type(*), dimension(..), intent(in), target, contiguous :: sendbuf
+    type(*), dimension(..), intent(inout), target, contiguous :: recvbuf
+    integer, intent(in) :: count, datatype, op
+    type(c_ptr), intent(in), optional :: stream
+    integer, intent(out), optional :: ierr
+    type(c_strings), target :: cs
+    type(c_ptr) :: cdim
+    if (bad_count(count, ierr)) return
+    call to_c_name(dim, cs, cdim)
+    call finish(c_allreduce(mesh%ptr, cdim, addr(sendbuf), addr(recvbuf), int(count, c_size_t), &
+                            int(datatype, c_int), int(op, c_int), stream_arg(stream)), ierr)
+  end subroutine devmesh_allreduce
+
+  !> recvbuf holds size(dim) blocks of count elements, block r from local rank r.
+  subroutine devmesh_allgather(mesh, dim, sendbuf, recvbuf, count, datatype, stream, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    character(len=*), intent(in) :: dim
+    type(*), dimension(..), intent(in), target, contiguous :: sendbuf
+    type(*), dimension(..), intent(inout), target, contiguous :: recvbuf
+    integer, intent(in) :: count, datatype
+    type(c_ptr), intent(in), optional :: stream
+    integer, intent(out), optional :: ierr
+    type(c_strings), target :: cs
+    type(c_ptr) :: cdim
+    if (bad_count(count, ierr)) return
+    call to_c_name(dim, cs, cdim)
+    call finish(c_allgather(mesh%ptr, cdim, addr(sendbuf), addr(recvbuf), int(count, c_size_t), &
+                            int(datatype, c_int), stream_arg(stream)), ierr)
+  end subroutine devmesh_allgather
+
+  !> recvbuf(i) = op over the group of block (local rank) of sendbuf.
+  subroutine devmesh_reduce_scatter(mesh, dim, sendbuf, recvbuf, count, datatype, op, stream, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    character(len=*), intent(in) :: dim
+    type(*), dimension(..), intent(in), target, contiguous :: sendbuf
+    type(*), dimension(..), intent(inout), target, contiguous :: recvbuf
+    integer, intent(in) :: count, datatype, op
+    type(c_ptr), intent(in), optional :: stream
+    integer, intent(out), optional :: ierr
+    type(c_strings), target :: cs
+    type(c_ptr) :: cdim
+    if (bad_count(count, ierr)) return
+    call to_c_name(dim, cs, cdim)
+    call finish(c_reduce_scatter(mesh%ptr, cdim, addr(sendbuf), addr(recvbuf), int(count, c_size_t), &
+                                 int(datatype, c_int), int(op, c_int), stream_arg(stream)), ierr)
+  end subroutine devmesh_reduce_scatter
+
+  !> buffer of every member = buffer of local rank root (0-based).
+  subroutine devmesh_broadcast(mesh, dim, buffer, count, datatype, root, stream, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    character(len=*), intent(in) :: dim
+    type(*), dimension(..), intent(inout), target, contiguous :: buffer
+    integer, intent(in) :: count, datatype, root
+    type(c_ptr), intent(in), optional :: stream
+    integer, intent(out), optional :: ierr
+    type(c_strings), target :: cs
+    type(c_ptr) :: cdim
+    if (bad_count(count, ierr)) return
+    call to_c_name(dim, cs, cdim)
+    call finish(c_broadcast(mesh%ptr, cdim, addr(buffer), int(count, c_size_t), int(datatype, c_int), &
+                            int(root, c_int), stream_arg(stream)), ierr)
+  end subroutine devmesh_broadcast
+
+  !> Block r of recvbuf = block (local rank) of local rank r's sendbuf.
+  subroutine devmesh_alltoall(mesh, dim, sendbuf, recvbuf, count, datatype, stream, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    character(len=*), intent(in) :: dim
+    type(*), dimension(..), intent(in), target, contiguous :: sendbuf
+    type(*), dimension(..), intent(inout), target, contiguous :: recvbuf
+    integer, intent(in) :: count, datatype
+    type(c_ptr), intent(in), optional :: stream
+    integer, intent(out), optional :: ierr
+    type(c_strings), target :: cs
+    type(c_ptr) :: cdim
+    if (bad_count(count, ierr)) return
+    call to_c_name(dim, cs, cdim)
+    call finish(c_alltoall(mesh%ptr, cdim, addr(sendbuf), addr(recvbuf), int(count, c_size_t), &
+                           int(datatype, c_int), stream_arg(stream)), ierr)
+  end subroutine devmesh_alltoall
+
+  subroutine devmesh_barrier(mesh, dim, stream, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    character(len=*), intent(in) :: dim
+    type(c_ptr), intent(in), optional :: stream
+    integer, intent(out), optional :: ierr
+    type(c_strings), target :: cs
+    type(c_ptr) :: cdim
+    call to_c_name(dim, cs, cdim)
+    call finish(c_barrier(mesh%ptr, cdim, stream_arg(stream)), ierr)
+  end subroutine devmesh_barrier
+
+  !> To local rank peer (0-based) of the group along dim.
+  subroutine devmesh_send(mesh, dim, buffer, count, datatype, peer, stream, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    character(len=*), intent(in) :: dim
+    type(*), dimension(..), intent(in), target, contiguous :: buffer
+    integer, intent(in) :: count, datatype, peer
+    type(c_ptr), intent(in), optional :: stream
+    integer, intent(out), optional :: ierr
+    type(c_strings), target :: cs
+    type(c_ptr) :: cdim
+    if (bad_count(count, ierr)) return
+    call to_c_name(dim, cs, cdim)
+    call finish(c_send(mesh%ptr, cdim, addr(buffer), int(count, c_size_t), int(datatype, c_int), &
+                       int(peer, c_int), stream_arg(stream)), ierr)
+  end subroutine devmesh_send
+
+  !> From local rank peer (0-based) of the group along dim.
+  subroutine devmesh_recv(mesh, dim, buffer, count, datatype, peer, stream, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    character(len=*), intent(in) :: dim
+    type(*), dimension(..), intent(inout), target, contiguous :: buffer
+    integer, intent(in) :: count, datatype, peer
+    type(c_ptr), intent(in), optional :: stream
+    integer, intent(out), optional :: ierr
+    type(c_strings), target :: cs
+    type(c_ptr) :: cdim
+    if (bad_count(count, ierr)) return
+    call to_c_name(dim, cs, cdim)
+    call finish(c_recv(mesh%ptr, cdim, addr(buffer), int(count, c_size_t), int(datatype, c_int), &
+                       int(peer, c_int), stream_arg(stream)), ierr)
+  end subroutine devmesh_recv
 
 end module devmesh

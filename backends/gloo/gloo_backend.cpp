@@ -1,0 +1,654 @@
+// The Gloo backend: libdevmesh-backend-gloo.so, Gloo's collectives over its
+// TCP transport behind backend_plugin.h.
+//
+// Bootstrap: a group's Gloo context is connected from addresses exchanged
+// over the group's MPI communicator (one MPI_Alltoall of pair addresses),
+// so no file system, Redis or environment rendezvous is involved.
+//
+// Options (key=value through open()):
+//   hostname=NAME   the host name or address whose interface to listen on
+//                   (may differ per rank);
+//   iface=NAME      the network interface to listen on, e.g. eth0 (may
+//                   differ per rank; not together with hostname);
+//   timeout=SECONDS how long an operation (connecting included) may wait for
+//                   a peer before failing with DEVMESH_ERR_BACKEND; the same
+//                   on every rank. Default 1800 s, as PyTorch's process
+//                   groups: a peer that dies closes its connections and is
+//                   noticed at once, the timeout only bounds a peer that
+//                   stops responding.
+// Without hostname and iface: the address of this host's name
+// (gethostname), and the loopback address when that name does not resolve
+// or cannot be bound; the loopback fallback is refused (UNSUPPORTED) when
+// the group spans several hosts, since peers could not reach it.
+//
+// What Gloo lacks and how it is served:
+//   reduce_scatter  emulated: an allreduce of all size*count elements into a
+//                   temporary buffer of that size, of which the caller's
+//                   block is copied out; about twice the traffic of a ring
+//                   reduce-scatter ((n-1)/n * 2 * size*count elements sent
+//                   per rank instead of (n-1)/n * size*count).
+//   reductions      Gloo takes the element-wise function from the caller;
+//                   this backend supplies sum, prod, min and max for every
+//                   data type, float16 and bfloat16 computed in float and
+//                   rounded back after each step (as Gloo's own float16).
+//   alltoall with send == recv: the send data is copied to a temporary
+//                   first (count*size elements).
+#include <gloo/allgather.h>
+#include <gloo/allreduce.h>
+#include <gloo/alltoall.h>
+#include <gloo/barrier.h>
+#include <gloo/broadcast.h>
+#include <gloo/common/error.h>
+#include <gloo/context.h>
+#include <gloo/transport/context.h>
+#include <gloo/transport/device.h>
+#include <gloo/transport/tcp/device.h>
+#include <gloo/transport/unbound_buffer.h>
+#include <gloo/types.h>
+#include <mpi.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/plugin_support.hpp"
+
+namespace {
+
+using devmesh::Error;
+using devmesh::Status;
+namespace plugin = devmesh::plugin;
+
+constexpr const char* kName = "gloo";
+// Point-to-point messages use their own slot prefix, apart from the
+// collectives' prefixes of gloo/types.h (0x01 .. 0x08).
+constexpr uint8_t kSendRecvSlotPrefix = 0x40;
+
+[[noreturn]] void backend_error(const std::string& what) { throw Error(Status::backend, what); }
+
+void check_mpi(int rc, const char* call) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) len = 0;
+  backend_error(std::string("gloo: ") + call + " failed: " + std::string(text, len));
+}
+
+struct Instance {
+  std::string hostname;
+  std::string iface;
+  std::chrono::milliseconds timeout{std::chrono::seconds(1800)};
+  // One TCP device (listening socket and event loop thread) per instance,
+  // shared by its communicators; made by the first comm_create.
+  std::shared_ptr<gloo::transport::Device> device;
+  bool loopback_fallback = false;
+  std::string fallback_reason;
+};
+
+// gloo::Context whose pairs are connected from addresses exchanged over MPI
+// (what gloo::rendezvous::Context::connectFullMesh does through a store).
+class MpiBootstrappedContext : public gloo::Context {
+ public:
+  MpiBootstrappedContext(int rank, int size) : gloo::Context(rank, size) {}
+
+  // Collective over comm. Throws on failure (the caller agrees on it).
+  void connect(MPI_Comm comm, const std::shared_ptr<gloo::transport::Device>& dev,
+               std::chrono::milliseconds timeout) {
+    setTimeout(timeout);
+    auto tc = dev->createContext(rank, size);
+    tc->setTimeout(timeout);
+    std::vector<std::vector<char>> mine(static_cast<std::size_t>(size));
+    std::size_t len = 0;
+    for (int i = 0; i < size; ++i) {
+      if (i == rank) continue;
+      mine[i] = tc->createPair(i)->address().bytes();
+      len = std::max(len, mine[i].size());
+    }
+    // Every TCP address has the same length; agree on it all the same, so
+    // that one rank's surprise cannot desynchronise the exchange.
+    unsigned long long mylen = len, maxlen = 0;
+    check_mpi(MPI_Allreduce(&mylen, &maxlen, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm),
+              "MPI_Allreduce");
+    if (maxlen > static_cast<unsigned long long>(INT_MAX) / static_cast<unsigned>(size))
+      backend_error("gloo: pair addresses too long");
+    const int block = static_cast<int>(maxlen);
+    std::vector<char> out(static_cast<std::size_t>(block) * size), in(out.size());
+    for (int i = 0; i < size; ++i)
+      if (i != rank) std::copy(mine[i].begin(), mine[i].end(), out.begin() + std::ptrdiff_t(i) * block);
+    check_mpi(MPI_Alltoall(out.data(), block, MPI_BYTE, in.data(), block, MPI_BYTE, comm),
+              "MPI_Alltoall");
+    // In rank order, as connectFullMesh: each pair's listening side accepts
+    // on the device's event loop, so this order cannot deadlock.
+    for (int i = 0; i < size; ++i) {
+      if (i == rank) continue;
+      std::vector<char> peer(in.begin() + std::ptrdiff_t(i) * block,
+                             in.begin() + std::ptrdiff_t(i) * block +
+                                 static_cast<std::ptrdiff_t>(mine[i].size()));
+      tc->getPair(i)->connect(peer);
+    }
+    device_ = dev;
+    transportContext_ = std::move(tc);
+  }
+};
+
+struct Comm {
+  std::shared_ptr<Instance> instance;
+  std::shared_ptr<gloo::transport::Device> device;  // outlives the context
+  std::shared_ptr<gloo::Context> context;
+  std::chrono::milliseconds timeout;
+  // After a failure the context's connections are closed (so that the
+  // peers waiting on this rank fail at once too); later calls fail at once.
+  std::string broken;
+};
+
+Comm& comm_arg(void* comm) {
+  if (comm == nullptr) throw Error(Status::invalid_argument, "gloo: NULL communicator");
+  return *static_cast<Comm*>(comm);
+}
+
+std::size_t element_size(int datatype) {
+  switch (plugin::datatype_arg(datatype)) {
+    case DEVMESH_INT8:
+    case DEVMESH_UINT8: return 1;
+    case DEVMESH_FLOAT16:
+    case DEVMESH_BFLOAT16: return 2;
+    case DEVMESH_INT32:
+    case DEVMESH_UINT32:
+    case DEVMESH_FLOAT32: return 4;
+    default: return 8;
+  }
+}
+
+std::size_t bytes_of(std::size_t count, std::size_t elsize, std::size_t times = 1) {
+  if (times != 0 && count > std::numeric_limits<std::size_t>::max() / elsize / times)
+    throw Error(Status::invalid_argument, "gloo: count " + std::to_string(count) +
+                                              " overflows the address space");
+  return count * elsize * times;
+}
+
+void check_buffers(const void* a, const void* b, std::size_t count) {
+  if (count > 0 && (a == nullptr || b == nullptr))
+    throw Error(Status::invalid_argument, "gloo: NULL buffer with count > 0");
+}
+
+void check_peer(const Comm& c, int peer, const char* what) {
+  if (peer < 0 || peer >= c.context->size)
+    throw Error(Status::invalid_argument, std::string("gloo: ") + what + " rank " +
+                                              std::to_string(peer) + " outside the group of " +
+                                              std::to_string(c.context->size));
+}
+
+// Runs one Gloo operation; Gloo's exceptions (IoException on a closed
+// connection or a timeout, EnforceNotMet) become DEVMESH_ERR_BACKEND.
+template <class F>
+void run(Comm& c, const char* op, F&& f) {
+  if (!c.broken.empty())
+    backend_error(std::string("gloo ") + op + ": the communicator failed earlier (" + c.broken + ")");
+  try {
+    f();
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    c.broken = e.what();
+    try {
+      c.context->closeConnections();
+    } catch (...) {
+    }
+    backend_error(std::string("gloo ") + op + " failed: " + e.what());
+  }
+}
+
+// ---- element-wise reductions --------------------------------------------
+
+float bf16_to_float(uint16_t h) {
+  uint32_t bits = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+uint16_t float_to_bf16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return uint16_t((bits >> 16) | 0x40);  // quiet NaN
+  bits += 0x7fffu + ((bits >> 16) & 1u);                                        // nearest even
+  return uint16_t(bits >> 16);
+}
+
+template <class T>
+T apply(int op, T a, T b) {
+  switch (op) {
+    case DEVMESH_SUM: return a + b;
+    case DEVMESH_PROD: return a * b;
+    case DEVMESH_MIN: return b < a ? b : a;
+    default: return a < b ? b : a;
+  }
+}
+
+// Integers wrap around as two's complement (signed overflow done in the
+// unsigned type), as MPI implementations do.
+template <class T>
+void reduce_int(int op, void* out, const void* a, const void* b, std::size_t n) {
+  using U = std::make_unsigned_t<T>;
+  auto* o = static_cast<T*>(out);
+  auto* x = static_cast<const T*>(a);
+  auto* y = static_cast<const T*>(b);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (op == DEVMESH_SUM)
+      o[i] = static_cast<T>(static_cast<U>(static_cast<U>(x[i]) + static_cast<U>(y[i])));
+    else if (op == DEVMESH_PROD)
+      o[i] = static_cast<T>(static_cast<U>(static_cast<U>(x[i]) * static_cast<U>(y[i])));
+    else
+      o[i] = apply(op, x[i], y[i]);
+  }
+}
+
+template <class T>
+void reduce_float(int op, void* out, const void* a, const void* b, std::size_t n) {
+  auto* o = static_cast<T*>(out);
+  auto* x = static_cast<const T*>(a);
+  auto* y = static_cast<const T*>(b);
+  for (std::size_t i = 0; i < n; ++i) o[i] = apply(op, x[i], y[i]);
+}
+
+template <float (*ToFloat)(uint16_t), uint16_t (*FromFloat)(float)>
+void reduce_half(int op, void* out, const void* a, const void* b, std::size_t n) {
+  auto* o = static_cast<uint16_t*>(out);
+  auto* x = static_cast<const uint16_t*>(a);
+  auto* y = static_cast<const uint16_t*>(b);
+  for (std::size_t i = 0; i < n; ++i) o[i] = FromFloat(apply(op, ToFloat(x[i]), ToFloat(y[i])));
+}
+
+float fp16_to_float(uint16_t h) {
+  gloo::float16 v;
+  v.x = h;
+  return gloo::cpu_half2float(v);
+}
+uint16_t float_to_fp16(float f) { return gloo::cpu_float2half_rn(f).x; }
+
+gloo::AllreduceOptions::Func reduction(int datatype, int op) {
+  plugin::op_arg(op);
+  auto bind = [op](void (*f)(int, void*, const void*, const void*, std::size_t)) {
+    return [f, op](void* o, const void* a, const void* b, std::size_t n) { f(op, o, a, b, n); };
+  };
+  switch (plugin::datatype_arg(datatype)) {
+    case DEVMESH_INT8: return bind(reduce_int<int8_t>);
+    case DEVMESH_UINT8: return bind(reduce_int<uint8_t>);
+    case DEVMESH_INT32: return bind(reduce_int<int32_t>);
+    case DEVMESH_UINT32: return bind(reduce_int<uint32_t>);
+    case DEVMESH_INT64: return bind(reduce_int<int64_t>);
+    case DEVMESH_UINT64: return bind(reduce_int<uint64_t>);
+    case DEVMESH_FLOAT16: return bind(reduce_half<fp16_to_float, float_to_fp16>);
+    case DEVMESH_BFLOAT16: return bind(reduce_half<bf16_to_float, float_to_bf16>);
+    case DEVMESH_FLOAT32: return bind(reduce_float<float>);
+    default: return bind(reduce_float<double>);
+  }
+}
+
+// Gloo's typed setters only use sizeof(T): an unsigned type of the element's
+// size stands for every data type.
+template <std::size_t N> struct Word;
+template <> struct Word<1> { using type = uint8_t; };
+template <> struct Word<2> { using type = uint16_t; };
+template <> struct Word<4> { using type = uint32_t; };
+template <> struct Word<8> { using type = uint64_t; };
+
+template <class F>
+void with_word(std::size_t elsize, F&& f) {
+  switch (elsize) {
+    case 1: f(Word<1>::type{}); break;
+    case 2: f(Word<2>::type{}); break;
+    case 4: f(Word<4>::type{}); break;
+    default: f(Word<8>::type{}); break;
+  }
+}
+
+void allreduce_bytes(Comm& c, const void* send, void* recv, std::size_t count, int datatype, int op) {
+  auto fn = reduction(datatype, op);
+  with_word(element_size(datatype), [&](auto w) {
+    using T = decltype(w);
+    gloo::AllreduceOptions opts(c.context);
+    if (send != recv) opts.setInput(static_cast<T*>(const_cast<void*>(send)), count);
+    opts.setOutput(static_cast<T*>(recv), count);
+    opts.setReduceFunction(fn);
+    opts.setTimeout(c.timeout);
+    gloo::allreduce(opts);
+  });
+}
+
+// ---- the ops table -----------------------------------------------------
+
+const char* const per_rank_keys[] = {"hostname", "iface", nullptr};
+
+// Gloo writes to its sockets with write(2): a peer that died would make the
+// write raise SIGPIPE, whose default action ends this process too, before
+// Gloo can report the closed connection. So a process that has not chosen
+// a SIGPIPE action of its own ignores it (as network libraries commonly
+// do); a handler the application installed is left alone.
+void ignore_sigpipe() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction current {};
+    if (sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) {
+      struct sigaction ignore {};
+      ignore.sa_handler = SIG_IGN;
+      sigemptyset(&ignore.sa_mask);
+      sigaction(SIGPIPE, &ignore, nullptr);
+    }
+  });
+}
+
+int gloo_init() {
+  return plugin::guarded([] { ignore_sigpipe(); });
+}
+
+int gloo_open(int n, const char* const keys[], const char* const values[], void** instance) {
+  return plugin::guarded([&] {
+    if (instance == nullptr || (n > 0 && (keys == nullptr || values == nullptr)) || n < 0)
+      throw Error(Status::invalid_argument, "gloo: bad arguments to open");
+    auto inst = std::make_unique<std::shared_ptr<Instance>>(std::make_shared<Instance>());
+    Instance& in = **inst;
+    for (int i = 0; i < n; ++i) {
+      if (keys[i] == nullptr || values[i] == nullptr)
+        throw Error(Status::invalid_argument, "gloo: NULL option key or value");
+      std::string key = keys[i];
+      if (key == "hostname" || key == "iface") {
+        if (values[i][0] == '\0')
+          throw Error(Status::invalid_argument, "gloo: option " + key + " is empty");
+        (key == "hostname" ? in.hostname : in.iface) = values[i];
+      } else if (key == "timeout") {
+        double s = plugin::seconds_option(key, values[i]);
+        if (s > 1e8) throw Error(Status::invalid_argument, "gloo: option timeout too large");
+        in.timeout = std::chrono::milliseconds(std::max<long long>(1, static_cast<long long>(s * 1000)));
+      } else {
+        throw Error(Status::invalid_argument,
+                    "gloo: unknown option '" + key + "' (known: hostname, iface, timeout)");
+      }
+    }
+    if (!in.hostname.empty() && !in.iface.empty())
+      throw Error(Status::invalid_argument, "gloo: options hostname and iface exclude each other");
+    *instance = inst.release();
+  });
+}
+
+void gloo_close(void* instance) { delete static_cast<std::shared_ptr<Instance>*>(instance); }
+
+// The device to listen on; see the defaults at the top of this file.
+std::shared_ptr<gloo::transport::Device> make_device(Instance& in) {
+  gloo::transport::tcp::attr attr;
+  if (!in.iface.empty()) {
+    attr.iface = in.iface;
+    return gloo::transport::tcp::CreateDevice(attr);
+  }
+  if (!in.hostname.empty()) {
+    attr.hostname = in.hostname;
+    return gloo::transport::tcp::CreateDevice(attr);
+  }
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) == 0 && host[0] != '\0') {
+    try {
+      attr.hostname = host;
+      return gloo::transport::tcp::CreateDevice(attr);
+    } catch (const std::exception& e) {
+      in.fallback_reason = std::string("host name '") + host + "': " + e.what();
+    }
+  } else {
+    in.fallback_reason = "gethostname failed";
+  }
+  in.loopback_fallback = true;
+  gloo::transport::tcp::attr lo;
+  lo.hostname = "127.0.0.1";
+  return gloo::transport::tcp::CreateDevice(lo);
+}
+
+// Every member learns whether all succeeded; a failure on one rank fails
+// the call on every rank with the same status, never a hang.
+void agree(MPI_Comm comm, int& status, std::string& message, const char* stage) {
+  int mine = status, worst = 0;
+  check_mpi(MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+  if (worst != DEVMESH_SUCCESS && status == DEVMESH_SUCCESS) {
+    status = worst;
+    message = std::string("gloo: ") + stage + " failed on another rank of the group";
+  }
+}
+
+int gloo_comm_create(void* instance, const devmesh_backend_group_t* group, void** comm) {
+  return plugin::guarded([&] {
+    if (instance == nullptr || group == nullptr || comm == nullptr ||
+        group->size < offsetof(devmesh_backend_group_t, root))
+      throw Error(Status::invalid_argument, "gloo: bad arguments to comm_create");
+    auto& inst = *static_cast<std::shared_ptr<Instance>*>(instance);
+    ignore_sigpipe();  // also when a core did not call init
+    MPI_Comm mc = group->group;
+    int rank = 0, size = 0;
+    check_mpi(MPI_Comm_rank(mc, &rank), "MPI_Comm_rank");
+    check_mpi(MPI_Comm_size(mc, &size), "MPI_Comm_size");
+
+    // 1. The device (listening socket), agreed on.
+    int status = DEVMESH_SUCCESS;
+    std::string message;
+    if (!inst->device) {
+      try {
+        inst->device = make_device(*inst);
+      } catch (const std::exception& e) {
+        status = DEVMESH_ERR_BACKEND;
+        message = std::string("gloo: cannot listen (") +
+                  (inst->iface.empty() ? "hostname '" + inst->hostname + "'" : "iface '" + inst->iface + "'") +
+                  "): " + e.what();
+      }
+    }
+    agree(mc, status, message, "creating the TCP device");
+    // 2. The loopback fallback only serves a group on one host.
+    if (status == DEVMESH_SUCCESS) {
+      MPI_Comm local = MPI_COMM_NULL;
+      check_mpi(MPI_Comm_split_type(mc, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local),
+                "MPI_Comm_split_type");
+      int local_size = 0;
+      int rc = MPI_Comm_size(local, &local_size);
+      MPI_Comm_free(&local);
+      check_mpi(rc, "MPI_Comm_size");
+      int mine = inst->loopback_fallback ? 1 : 0, any = 0;
+      check_mpi(MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, mc), "MPI_Allreduce");
+      if (any && local_size != size) {
+        status = DEVMESH_ERR_UNSUPPORTED;
+        message = "gloo: the group spans several hosts but " +
+                  (mine ? "this rank's " + inst->fallback_reason : std::string("another rank's host name")) +
+                  " gave no address but loopback; set the option hostname= or iface=";
+      }
+    }
+    if (status != DEVMESH_SUCCESS) throw Error(static_cast<Status>(status), message);
+
+    // 3. Connect the full mesh of pairs.
+    auto c = std::make_unique<Comm>();
+    c->instance = inst;
+    c->device = inst->device;
+    c->timeout = inst->timeout;
+    auto ctx = std::make_shared<MpiBootstrappedContext>(rank, size);
+    try {
+      ctx->connect(mc, inst->device, inst->timeout);
+    } catch (const Error& e) {
+      status = static_cast<int>(e.status());
+      message = e.what();
+    } catch (const std::exception& e) {
+      status = DEVMESH_ERR_BACKEND;
+      message = std::string("gloo: connecting the group failed: ") + e.what();
+    }
+    agree(mc, status, message, "connecting the group");
+    if (status != DEVMESH_SUCCESS) throw Error(static_cast<Status>(status), message);
+    c->context = std::move(ctx);
+    *comm = c.release();
+  });
+}
+
+void gloo_comm_destroy(void* comm) { delete static_cast<Comm*>(comm); }
+
+int gloo_comm_native(void* comm, void** handle) {
+  return plugin::guarded([&] {
+    if (handle == nullptr) throw Error(Status::invalid_argument, "gloo: NULL handle pointer");
+    *handle = &comm_arg(comm).context;  // std::shared_ptr<gloo::Context>*
+  });
+}
+
+int gloo_allreduce(void* comm, const void* send, void* recv, std::size_t count, int datatype, int op,
+                   void*) {
+  return plugin::guarded([&] {
+    Comm& c = comm_arg(comm);
+    bytes_of(count, element_size(datatype));
+    plugin::op_arg(op);
+    check_buffers(send, recv, count);
+    if (count == 0) return;
+    run(c, "allreduce", [&] { allreduce_bytes(c, send, recv, count, datatype, op); });
+  });
+}
+
+int gloo_allgather(void* comm, const void* send, void* recv, std::size_t count, int datatype, void*) {
+  return plugin::guarded([&] {
+    Comm& c = comm_arg(comm);
+    const std::size_t es = element_size(datatype);
+    const std::size_t total = bytes_of(count, es, static_cast<std::size_t>(c.context->size));
+    check_buffers(send, recv, count);
+    if (count == 0) return;
+    auto* mine = static_cast<char*>(recv) + bytes_of(count, es, static_cast<std::size_t>(c.context->rank));
+    run(c, "allgather", [&] {
+      // Gloo's allgather copies the input to the caller's block itself;
+      // in place, that block already holds it.
+      if (send != mine) std::memmove(mine, send, count * es);
+      gloo::AllgatherOptions opts(c.context);
+      opts.setOutput(static_cast<char*>(recv), total);
+      opts.setTimeout(c.timeout);
+      gloo::allgather(opts);
+    });
+  });
+}
+
+int gloo_reduce_scatter(void* comm, const void* send, void* recv, std::size_t count, int datatype, int op,
+                        void*) {
+  return plugin::guarded([&] {
+    Comm& c = comm_arg(comm);
+    const std::size_t es = element_size(datatype);
+    const std::size_t total = bytes_of(count, es, static_cast<std::size_t>(c.context->size));
+    plugin::op_arg(op);
+    check_buffers(send, recv, count);
+    if (count == 0) return;
+    // Emulated (see the top of this file): an allreduce of everything into a
+    // temporary, then the caller's block (in place, send == recv, it goes to
+    // the start of the buffer, as MPI_IN_PLACE).
+    std::vector<char> all(total);
+    run(c, "reduce_scatter", [&] {
+      allreduce_bytes(c, send, all.data(), count * c.context->size, datatype, op);
+    });
+    std::memcpy(recv, all.data() + count * es * static_cast<std::size_t>(c.context->rank), count * es);
+  });
+}
+
+int gloo_broadcast(void* comm, void* buffer, std::size_t count, int datatype, int root, void*) {
+  return plugin::guarded([&] {
+    Comm& c = comm_arg(comm);
+    const std::size_t bytes = bytes_of(count, element_size(datatype));
+    check_peer(c, root, "broadcast root");
+    check_buffers(buffer, buffer, count);
+    if (count == 0) return;
+    run(c, "broadcast", [&] {
+      gloo::BroadcastOptions opts(c.context);
+      opts.setOutput(static_cast<char*>(buffer), bytes);
+      opts.setRoot(root);
+      opts.setTimeout(c.timeout);
+      gloo::broadcast(opts);
+    });
+  });
+}
+
+int gloo_alltoall(void* comm, const void* send, void* recv, std::size_t count, int datatype, void*) {
+  return plugin::guarded([&] {
+    Comm& c = comm_arg(comm);
+    const std::size_t total = bytes_of(count, element_size(datatype), static_cast<std::size_t>(c.context->size));
+    check_buffers(send, recv, count);
+    if (count == 0) return;
+    std::vector<char> copy;
+    if (send == recv) {
+      copy.assign(static_cast<const char*>(send), static_cast<const char*>(send) + total);
+      send = copy.data();
+    }
+    run(c, "alltoall", [&] {
+      gloo::AlltoallOptions opts(c.context);
+      opts.setInput(static_cast<char*>(const_cast<void*>(send)), total);
+      opts.setOutput(static_cast<char*>(recv), total);
+      opts.setTimeout(c.timeout);
+      gloo::alltoall(opts);
+    });
+  });
+}
+
+int gloo_barrier(void* comm, void*) {
+  return plugin::guarded([&] {
+    Comm& c = comm_arg(comm);
+    run(c, "barrier", [&] {
+      gloo::BarrierOptions opts(c.context);
+      opts.setTimeout(c.timeout);
+      gloo::barrier(opts);
+    });
+  });
+}
+
+template <bool Send>
+int point_to_point(void* comm, void* buffer, std::size_t count, int datatype, int peer) {
+  return plugin::guarded([&] {
+    Comm& c = comm_arg(comm);
+    const std::size_t bytes = bytes_of(count, element_size(datatype));
+    check_peer(c, peer, Send ? "send to" : "recv from");
+    check_buffers(buffer, buffer, count);
+    if (count == 0) return;
+    run(c, Send ? "send" : "recv", [&] {
+      auto buf = c.context->createUnboundBuffer(buffer, bytes);
+      const uint64_t slot = gloo::Slot::build(kSendRecvSlotPrefix, 0);
+      bool done = false;
+      if constexpr (Send) {
+        buf->send(peer, slot);
+        done = buf->waitSend(c.timeout);
+      } else {
+        buf->recv(peer, slot);
+        done = buf->waitRecv(c.timeout);
+      }
+      if (!done) backend_error("aborted");
+    });
+  });
+}
+
+int gloo_send(void* comm, const void* buffer, std::size_t count, int datatype, int peer, void*) {
+  return point_to_point<true>(comm, const_cast<void*>(buffer), count, datatype, peer);
+}
+int gloo_recv(void* comm, void* buffer, std::size_t count, int datatype, int peer, void*) {
+  return point_to_point<false>(comm, buffer, count, datatype, peer);
+}
+
+}  // namespace
+
+DEVMESH_BACKEND_EXPORT_V1 = {
+    DEVMESH_BACKEND_ABI_VERSION,
+    kName,
+    per_rank_keys,
+    gloo_init,
+    nullptr,  // finalize
+    plugin::last_error,
+    gloo_open,
+    gloo_close,
+    gloo_comm_create,
+    gloo_comm_destroy,
+    gloo_comm_native,
+    gloo_allreduce,
+    gloo_allgather,
+    gloo_reduce_scatter,
+    gloo_broadcast,
+    gloo_alltoall,
+    gloo_barrier,
+    gloo_send,
+    gloo_recv,
+};

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# peer_dies.sh MPIEXEC YIELD_LIB PROGRAM PLUGIN: a Gloo peer that dies
+# (or stops) during an allreduce makes every other rank fail with
+# DEVMESH_ERR_BACKEND (8) within the configured timeout (plus 2 s for
+# starting and reporting) instead of hanging. The dead peer's neighbours
+# notice its closed connections at once; a rank waiting for a send to a
+# live neighbour is not woken by Gloo and waits for the timeout, as do all
+# ranks when a peer stops. The survivors report in files.
+set -u
+mpiexec=$1 yield=$2 prog=$3 plugin=$4
+timeout_s=4
+fail=0
+for n in 3 4; do
+  for mode in kill stop; do
+    dir=$(mktemp -d)
+    timeout 60 "$mpiexec" -n "$n" \
+      -genv MPIR_CVAR_NOLOCAL 1 -genv LD_PRELOAD "$yield" \
+      "$prog" "$plugin" "$mode" "$timeout_s" "$dir" >/dev/null 2>&1
+    rc=$?
+    out=$(cat "$dir"/rank.* 2>/dev/null)
+    rm -rf "$dir"
+    if [ $rc -eq 124 ]; then echo "FAIL: hung (np $n, $mode)"; fail=1; continue; fi
+    echo "$out" | sed "s/^/np$n $mode: /"
+    # Every survivor reports BACKEND, and within the bound.
+    limit=$((timeout_s + 2))
+    got=$(echo "$out" | awk -v lim="$limit" '/^rank [0-9]+: status 8 after/ { if ($6 + 0 < lim) ok++ } END { print ok + 0 }')
+    if [ "$got" -ne $((n - 1)) ]; then
+      echo "FAIL: np $n $mode: $got of $((n - 1)) survivors failed with status 8 within ${limit}s"
+      fail=1
+    fi
+  done
+done
+exit $fail
