@@ -17,7 +17,9 @@
 !>     Positions are 1-based as in any Fortran array: coord(i) is the
 !>     coordinate along dim i, and devmesh_dim_name(mesh, i, ...) names it.
 !>   * Output arrays (coord, ranks) must be at least as long as the result
-!>     (ndim, size(dim)); extra entries are left untouched.
+!>     (ndim, size(dim)): size(array) is passed to C as the capacity, and a
+!>     shorter one gives DEVMESH_ERR_INVALID_ARGUMENT naming both counts,
+!>     the array untouched; extra entries are left untouched.
 !>   * Collectiveness is as in C: devmesh_create* over the parent;
 !>     devmesh_comm over the caller's group along dim the first time that
 !>     layout is asked for; devmesh_create_comms and devmesh_cart_comm over
@@ -188,15 +190,17 @@ module devmesh
       integer(c_int), intent(inout) :: rank
     end function c_local_rank
 
-    integer(c_int) function c_coordinate(m, coord) bind(C, name='devmesh_coordinate')
+    integer(c_int) function c_coordinate(m, maxdims, coord) bind(C, name='devmesh_coordinate')
       import :: c_int, c_ptr
       type(c_ptr), value :: m
+      integer(c_int), value :: maxdims
       integer(c_int), intent(inout) :: coord(*)
     end function c_coordinate
 
-    integer(c_int) function c_group_ranks(m, dim, ranks) bind(C, name='devmesh_group_ranks')
+    integer(c_int) function c_group_ranks(m, dim, maxranks, ranks) bind(C, name='devmesh_group_ranks')
       import :: c_int, c_ptr
       type(c_ptr), value :: m, dim
+      integer(c_int), value :: maxranks
       integer(c_int), intent(inout) :: ranks(*)
     end function c_group_ranks
 
@@ -576,20 +580,13 @@ contains
     integer, intent(inout) :: coord(:)
     integer, intent(out), optional :: ierr
     integer(c_int), allocatable :: c(:)
-    integer(c_int) :: nd, st
-    st = c_ndim(mesh%ptr, nd)
-    if (st /= DEVMESH_SUCCESS) then
-      call finish(st, ierr)
-      return
-    end if
-    if (size(coord) < nd) then
-      call fail_local(DEVMESH_ERR_INVALID_ARGUMENT, 'devmesh_coordinate: coord has ' // trim(itoa(size(coord))) // &
-                      ' entries but the view has ' // trim(itoa(int(nd))) // ' dims', ierr)
-      return
-    end if
-    allocate(c(max(nd, 1_c_int)))
-    st = c_coordinate(mesh%ptr, c)
-    if (st == DEVMESH_SUCCESS) coord(1:nd) = int(c(1:nd))
+    integer(c_int) :: st
+    ! The C side checks size(coord) against the result and writes nothing
+    ! when it is too small; entries it does not write keep their values.
+    allocate(c(max(size(coord), 1)))
+    c(1:size(coord)) = int(coord, c_int)
+    st = c_coordinate(mesh%ptr, int(size(coord), c_int), c)
+    if (st == DEVMESH_SUCCESS) coord = int(c(1:size(coord)))
     call finish(st, ierr)
   end subroutine devmesh_coordinate
 
@@ -603,27 +600,12 @@ contains
     type(c_strings), target :: cs
     type(c_ptr) :: cdim
     integer(c_int), allocatable :: r(:)
-    integer(c_int) :: n, st
+    integer(c_int) :: st
     call to_c_name(dim, cs, cdim)
-    if (c_associated(cdim)) then
-      st = c_size(mesh%ptr, cdim, n)
-    else
-      ! No name: the only dim of a 1-D view (c_local_rank fails otherwise).
-      st = c_local_rank(mesh%ptr, c_null_ptr, n)
-      if (st == DEVMESH_SUCCESS) st = c_size(mesh%ptr, c_null_ptr, n)
-    end if
-    if (st /= DEVMESH_SUCCESS) then
-      call finish(st, ierr)
-      return
-    end if
-    if (size(ranks) < n) then
-      call fail_local(DEVMESH_ERR_INVALID_ARGUMENT, 'devmesh_group_ranks: ranks has ' // trim(itoa(size(ranks))) // &
-                      ' entries but the group has ' // trim(itoa(int(n))), ierr)
-      return
-    end if
-    allocate(r(max(n, 1_c_int)))
-    st = c_group_ranks(mesh%ptr, cdim, r)
-    if (st == DEVMESH_SUCCESS) ranks(1:n) = int(r(1:n))
+    allocate(r(max(size(ranks), 1)))
+    r(1:size(ranks)) = int(ranks, c_int)
+    st = c_group_ranks(mesh%ptr, cdim, int(size(ranks), c_int), r)
+    if (st == DEVMESH_SUCCESS) ranks = int(r(1:size(ranks)))
     call finish(st, ierr)
   end subroutine devmesh_group_ranks
 

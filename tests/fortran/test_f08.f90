@@ -10,6 +10,8 @@ program test_f08
   type(MPI_Comm) :: comm
   integer :: nranks, me, failures, total, ierr, nd, nt, n, i, k, lr
   integer :: coord(2), dims(2)
+  character(len=64) :: want
+  integer :: wide(3)
   integer, allocatable :: expect(:), ranks(:)
   character(len=:), allocatable :: name
 
@@ -31,6 +33,13 @@ program test_f08
   call check(n == nranks, 'size of the whole view')
   call devmesh_coordinate(mesh, coord, ierr)
   call check(all(coord == [me / nt, mod(me, nt)]), 'coordinate (0-based)')
+  wide = -5
+  call devmesh_coordinate(mesh, wide, ierr)
+  call check(ierr == DEVMESH_SUCCESS .and. all(wide == [coord, -5]), 'coordinate: entries past ndim untouched')
+  call devmesh_coordinate(mesh, wide(1:1), ierr)
+  call check(ierr == DEVMESH_ERR_INVALID_ARGUMENT .and. wide(1) == coord(1), 'coordinate array too small')
+  call check(index(devmesh_last_error(), 'maxdims is 1 but coord needs 2 entries') > 0, &
+             'coordinate array too small: message names both counts')
   call devmesh_dim_name(mesh, 2, name, ierr)
   call check(name == 'tp', 'dim_name(2)')
 
@@ -98,6 +107,8 @@ program test_f08
     expect = -3
     call devmesh_group_ranks(mesh, 'tp', expect, ierr)
     call check(ierr == DEVMESH_ERR_INVALID_ARGUMENT .and. expect(1) == -3, 'ranks array too small')
+    write(want, '(a, i0, a)') 'maxranks is 1 but ranks needs ', nt, ' entries'
+    call check(index(devmesh_last_error(), trim(want)) > 0, 'ranks array too small: message names both counts')
   end if
   call check(devmesh_status_string(DEVMESH_ERR_OVERLAP) == 'overlapping dims', 'status string')
 

@@ -6,7 +6,7 @@ program test_mpi
   implicit none
   type(devmesh_t) :: mesh, flat, bad
   integer :: nranks, me, failures, total, ierr, e, n, nt, k, comm, cart, r
-  integer :: coord(2), cc(2)
+  integer :: coord(2), cc(2), coord3(3)
   integer, allocatable :: g(:), a(:)
 
   call MPI_Init(e)
@@ -21,6 +21,14 @@ program test_mpi
   allocate(g(nt), a(nt))
   call devmesh_group_ranks(mesh, 'b', g, ierr)
   call check(all(g == [(coord(1) * nt + k, k = 0, nt - 1)]), 'group of b')
+  coord3 = -5
+  call devmesh_coordinate(mesh, coord3(1:1), ierr)
+  call check(ierr == DEVMESH_ERR_INVALID_ARGUMENT .and. coord3(1) == -5, 'coordinate array too small')
+  call check(index(devmesh_last_error(), 'maxdims is 1 but coord needs 2 entries') > 0, &
+             'coordinate array too small: message names both counts')
+  call devmesh_group_ranks(mesh, 'b', coord3(1:0), ierr)
+  call check(ierr == DEVMESH_ERR_INVALID_ARGUMENT .and. coord3(1) == -5, 'empty ranks array')
+  call check(index(devmesh_last_error(), 'maxranks is 0 but ranks needs') > 0, 'empty ranks array: message')
   call devmesh_comm(mesh, 'b', comm, ierr)
   call check(ierr == DEVMESH_SUCCESS, 'comm (integer handle)')
   call MPI_Allgather(me, 1, MPI_INTEGER, a, 1, MPI_INTEGER, comm, e)
