@@ -234,6 +234,12 @@ DEVMESH_C_API int devmesh_create_from_rank_list_ex(MPI_Comm parent, int ndim, co
                                                    const devmesh_config_t *config,
                                                    devmesh_t *mesh);
 
+/* devmesh_create_ex with a Fortran handle for parent (converted with
+ * MPI_Comm_f2c). Collective over parent. */
+DEVMESH_C_API int devmesh_create_ex_f(MPI_Fint parent, int ndim, const int shape[],
+                                      const char *const names[], const devmesh_config_t *config,
+                                      devmesh_t *mesh);
+
 /* ---- hosts (see docs/TOPOLOGY.md) ------------------------------------------- */
 
 /* The 2-D (host, local) mesh of parent: hosts from

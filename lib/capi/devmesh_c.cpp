@@ -335,6 +335,12 @@ int devmesh_create_from_rank_list_ex(MPI_Comm parent, int ndim, const int shape[
                 names, mesh, config);
 }
 
+int devmesh_create_ex_f(MPI_Fint parent, int ndim, const int shape[], const char* const names[],
+                        const devmesh_config_t* config, devmesh_t* mesh) {
+  return create("devmesh_create_ex_f", MPI_Comm_f2c(parent), ndim, shape, RankList::none, 0, nullptr, names, mesh,
+                config);
+}
+
 int devmesh_create_hosts(MPI_Comm parent, const char* host_dim, const char* local_dim, devmesh_t* mesh) {
   return guard("devmesh_create_hosts", [&] {
     if (parent == MPI_COMM_NULL) invalid("the parent communicator is MPI_COMM_NULL");

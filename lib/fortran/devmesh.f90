@@ -30,7 +30,7 @@
 !> devmesh-fortran, or CMake's devmesh::fortran).
 module devmesh
   use, intrinsic :: iso_c_binding, only: c_int, c_char, c_ptr, c_null_ptr, c_null_char, &
-                                         c_loc, c_associated, c_f_pointer, c_size_t
+                                         c_loc, c_associated, c_f_pointer, c_size_t, c_sizeof
   use, intrinsic :: iso_fortran_env, only: error_unit
   use mpi_f08, only: MPI_Comm
   implicit none
@@ -61,6 +61,7 @@ module devmesh
   end type devmesh_t
 
   public :: devmesh_create, devmesh_create_from_ranks, devmesh_destroy
+  public :: devmesh_create_ex
   public :: devmesh_slice, devmesh_flatten, devmesh_unflatten, devmesh_root
   public :: devmesh_ndim, devmesh_size, devmesh_dim_name, devmesh_local_rank
   public :: devmesh_coordinate, devmesh_group_ranks, devmesh_comm_count
@@ -84,6 +85,40 @@ module devmesh
   interface devmesh_create_from_ranks
     module procedure create_from_ranks_f08, create_from_ranks_int
   end interface devmesh_create_from_ranks
+
+  !> devmesh_create_ex(comm, shape, names, mesh [, ierr] [, backend=]
+  !>                   [, dim_backends=] [, backend_options=] [, dim_options=])
+  !> devmesh_create with the options of the C devmesh_config_t (see
+  !> devmesh.h), each a string; absent or blank: the library's default.
+  !> backend: backend of every dim without an override ("mpi");
+  !> dim_backends: "dim=backend[,...]", e.g. "tp=nccl"; backend_options:
+  !> "key=value[,...]"; dim_options: "dim:key=value[,...][;dim:...]".
+  !> A backend name that is no backend gives DEVMESH_ERR_INVALID_ARGUMENT, a
+  !> backend that is found but cannot be used here DEVMESH_ERR_UNSUPPORTED,
+  !> on every rank, mesh untouched. Collective over comm.
+  interface devmesh_create_ex
+    module procedure create_ex_f08, create_ex_int
+  end interface devmesh_create_ex
+
+  ! devmesh_config_t as bind(C): the field order and types of devmesh.h.
+  type, bind(C) :: c_config
+    integer(c_size_t) :: size
+    integer(c_int) :: magic    ! unsigned int in C; the magic is below 2**31
+    integer(c_int) :: version
+    type(c_ptr) :: backend = c_null_ptr
+    type(c_ptr) :: dim_backends = c_null_ptr
+    type(c_ptr) :: backend_options = c_null_ptr
+    type(c_ptr) :: dim_options = c_null_ptr
+    integer(c_int) :: nranks
+    type(c_ptr) :: ranks = c_null_ptr
+    integer(c_int) :: host_aware
+    integer(c_int) :: comm_errors
+  end type c_config
+  ! DEVMESH_CONFIG_MAGIC, DEVMESH_CONFIG_UNSET and DEVMESH_VERSION_CODE of
+  ! devmesh.h.
+  integer(c_int), parameter :: config_magic = 1685482851_c_int
+  integer(c_int), parameter :: config_unset = ibset(0_c_int, 31)
+  integer(c_int), parameter :: version_code = 200_c_int
 
   !> devmesh_comm(mesh, dim, comm [, ierr])
   !> The caller's communicator along dim, owned by devmesh (do not free it).
@@ -130,6 +165,16 @@ module devmesh
       type(c_ptr), intent(in) :: names(*)
       type(c_ptr), intent(inout) :: mesh
     end function c_create_from_rank_list_f
+
+    integer(c_int) function c_create_ex_f(parent, ndim, shape, names, config, mesh) &
+        bind(C, name='devmesh_create_ex_f')
+      import :: c_int, c_ptr, c_config
+      integer(c_int), value :: parent, ndim
+      integer(c_int), intent(in) :: shape(*)
+      type(c_ptr), intent(in) :: names(*)
+      type(c_config), intent(in) :: config
+      type(c_ptr), intent(inout) :: mesh
+    end function c_create_ex_f
 
     integer(c_int) function c_destroy(mesh) bind(C, name='devmesh_destroy')
       import :: c_int, c_ptr
@@ -425,6 +470,65 @@ contains
     integer, intent(out), optional :: ierr
     call create_from_ranks_common(comm, shape, ranks, names, mesh, ierr)
   end subroutine create_from_ranks_int
+
+  ! shape and names padded as in create_common; each option a C string
+  ! (c_null_ptr when absent or blank) living in its own buffer until the call
+  ! returns.
+  subroutine create_ex_common(parent, shape, names, mesh, ierr, backend, dim_backends, backend_options, &
+                              dim_options)
+    integer, intent(in) :: parent
+    integer, intent(in) :: shape(:)
+    character(len=*), intent(in) :: names(:)
+    type(devmesh_t), intent(inout) :: mesh
+    integer, intent(out), optional :: ierr
+    character(len=*), intent(in), optional :: backend, dim_backends, backend_options, dim_options
+    integer(c_int), allocatable :: shp(:)
+    type(c_strings), target :: cs, cb, cdb, cbo, cdo
+    type(c_config) :: cfg
+    type(c_ptr) :: out
+    integer(c_int) :: st
+    integer :: n
+    n = max(size(shape), size(names))
+    allocate(shp(max(n, 1)))
+    shp = -1
+    shp(1:size(shape)) = int(shape, c_int)
+    call to_c_strings(names, n, cs)
+    cfg%size = c_sizeof(cfg)
+    cfg%magic = config_magic
+    cfg%version = version_code
+    cfg%nranks = config_unset
+    cfg%host_aware = config_unset
+    cfg%comm_errors = config_unset
+    if (present(backend)) call to_c_name(backend, cb, cfg%backend)
+    if (present(dim_backends)) call to_c_name(dim_backends, cdb, cfg%dim_backends)
+    if (present(backend_options)) call to_c_name(backend_options, cbo, cfg%backend_options)
+    if (present(dim_options)) call to_c_name(dim_options, cdo, cfg%dim_options)
+    out = mesh%ptr
+    st = c_create_ex_f(int(parent, c_int), int(n, c_int), shp, cs%ptr, cfg, out)
+    if (st == DEVMESH_SUCCESS) mesh%ptr = out
+    call finish(st, ierr)
+  end subroutine create_ex_common
+
+  subroutine create_ex_f08(comm, shape, names, mesh, ierr, backend, dim_backends, backend_options, dim_options)
+    type(MPI_Comm), intent(in) :: comm
+    integer, intent(in) :: shape(:)
+    character(len=*), intent(in) :: names(:)
+    type(devmesh_t), intent(inout) :: mesh
+    integer, intent(out), optional :: ierr
+    character(len=*), intent(in), optional :: backend, dim_backends, backend_options, dim_options
+    call create_ex_common(comm%MPI_VAL, shape, names, mesh, ierr, backend, dim_backends, backend_options, &
+                          dim_options)
+  end subroutine create_ex_f08
+
+  subroutine create_ex_int(comm, shape, names, mesh, ierr, backend, dim_backends, backend_options, dim_options)
+    integer, intent(in) :: comm
+    integer, intent(in) :: shape(:)
+    character(len=*), intent(in) :: names(:)
+    type(devmesh_t), intent(inout) :: mesh
+    integer, intent(out), optional :: ierr
+    character(len=*), intent(in), optional :: backend, dim_backends, backend_options, dim_options
+    call create_ex_common(comm, shape, names, mesh, ierr, backend, dim_backends, backend_options, dim_options)
+  end subroutine create_ex_int
 
   !> Releases the handle and nulls it; a null handle is accepted. Not
   !> collective.
