@@ -27,7 +27,7 @@ int main(int argc, char **argv) {
 
   int rank = 0, coord[2] = {0, 0}, count = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  CHECK(devmesh_coordinate(mesh, coord));
+  CHECK(devmesh_coordinate(mesh, 2, coord));
   CHECK(devmesh_comm_count(mesh, &count));
   if (rank == 0) {
     printf("mesh[\"shard\"] reuses the root's shard communicator: %s\n", a == b ? "yes" : "NO");

@@ -29,7 +29,7 @@ int main(int argc, char **argv) {
   int rank = 0, group[4], n = 0;
   CHECK(devmesh_comm(dp_flat, NULL, &dp_comm));
   CHECK(devmesh_size(dp_flat, NULL, &n));
-  CHECK(devmesh_group_ranks(dp_flat, NULL, group));
+  CHECK(devmesh_group_ranks(dp_flat, NULL, 4, group));
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   double grad = rank, sum = 0, expect = 0;
   MPI_Allreduce(&grad, &sum, 1, MPI_DOUBLE, MPI_SUM, dp_comm);
@@ -39,7 +39,7 @@ int main(int argc, char **argv) {
   failures += total;
 
   int coord[3] = {0, 0, 0}, count = 0;
-  CHECK(devmesh_coordinate(mesh, coord));
+  CHECK(devmesh_coordinate(mesh, 3, coord));
   CHECK(devmesh_comm_count(mesh, &count));
   if (rank == 0) {
     printf("gradient all-reduce over replicate_shard: %s\n", total ? "WRONG" : "correct");

@@ -32,7 +32,7 @@ static int verify_dim(devmesh_t mesh, const char *dim, MPI_Comm parent) {
   int *expect = malloc(sizeof(int) * (size_t)n);
   int *got = malloc(sizeof(int) * (size_t)n);
   if (!expect || !got) MPI_Abort(MPI_COMM_WORLD, 2);
-  CHECK(devmesh_group_ranks(mesh, dim, expect));
+  CHECK(devmesh_group_ranks(mesh, dim, n, expect));
   MPI_Comm_rank(parent, &me);
   MPI_Allgather(&me, 1, MPI_INT, got, 1, MPI_INT, comm);
   bad = memcmp(expect, got, sizeof(int) * (size_t)n) != 0;
@@ -59,7 +59,7 @@ static int report(devmesh_t mesh, MPI_Comm parent, const char *title) {
     CHECK(devmesh_size(mesh, name, &n));
     const int bad = verify_dim(mesh, name, parent);
     failures += bad;
-    CHECK(devmesh_all_groups(mesh, name, all));
+    CHECK(devmesh_all_groups(mesh, name, w, all));
     if (rank == 0) {
       printf("  %-16s size %-3d groups ", name, n);
       for (int i = 0; i < w; ++i) printf("%s%d%s", i % n == 0 ? "[" : ",", all[i], i % n == n - 1 ? "] " : "");

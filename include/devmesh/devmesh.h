@@ -239,6 +239,12 @@ DEVMESH_C_API int devmesh_create_from_rank_list_ex(MPI_Comm parent, int ndim, co
                                                    const devmesh_config_t *config,
                                                    devmesh_t *mesh);
 
+/* devmesh_create_ex with a Fortran handle for parent (converted with
+ * MPI_Comm_f2c). Collective over parent. */
+DEVMESH_C_API int devmesh_create_ex_f(MPI_Fint parent, int ndim, const int shape[],
+                                      const char *const names[], const devmesh_config_t *config,
+                                      devmesh_t *mesh);
+
 /* ---- hosts (see docs/TOPOLOGY.md) ------------------------------------------- */
 
 /* The 2-D (host, local) mesh of parent: hosts from
@@ -313,8 +319,13 @@ DEVMESH_C_API int devmesh_ndim(devmesh_t m, int *ndim);
  * NULL. Errors: unknown dim -> UNKNOWN_DIM. */
 DEVMESH_C_API int devmesh_size(devmesh_t m, const char *dim, int *size);
 
-/* The view's ndim sizes, in dim order. */
-DEVMESH_C_API int devmesh_shape(devmesh_t m, int shape[]);
+/* Output arrays: the caller says how many ints its array holds (maxdims,
+ * maxranks, as MPI_Cart_get's maxdims); when that is fewer than the result
+ * needs, the call fails with INVALID_ARGUMENT naming both counts and writes
+ * nothing. Entries past the result are left untouched. */
+
+/* The view's ndim sizes, in dim order, into shape[0..maxdims). */
+DEVMESH_C_API int devmesh_shape(devmesh_t m, int maxdims, int shape[]);
 
 /* Name of dim number index (0-based). The string is borrowed: it lives as
  * long as the handle m. Errors: index out of [0, ndim) -> INVALID_ARGUMENT. */
@@ -324,17 +335,19 @@ DEVMESH_C_API int devmesh_dim_name(devmesh_t m, int index, const char **name);
  * dim NULL: the only dim of a 1-D view (INVALID_ARGUMENT otherwise). */
 DEVMESH_C_API int devmesh_local_rank(devmesh_t m, const char *dim, int *rank);
 
-/* The caller's coordinate: its local rank along each of the ndim dims. */
-DEVMESH_C_API int devmesh_coordinate(devmesh_t m, int coord[]);
+/* The caller's coordinate: its local rank along each of the ndim dims
+ * (maxdims >= ndim). */
+DEVMESH_C_API int devmesh_coordinate(devmesh_t m, int maxdims, int coord[]);
 
 /* The size(dim) parent ranks of the caller's group along dim, in local-rank
- * order. dim NULL as in devmesh_local_rank. */
-DEVMESH_C_API int devmesh_group_ranks(devmesh_t m, const char *dim, int ranks[]);
+ * order (maxranks >= size(dim)). dim NULL as in devmesh_local_rank. */
+DEVMESH_C_API int devmesh_group_ranks(devmesh_t m, const char *dim, int maxranks, int ranks[]);
 
 /* Every group of dim, each in local-rank order, groups ordered by their
  * smallest root index: W / size(dim) groups of size(dim) parent ranks,
- * W ints in all, where W = devmesh_root_size(m). O(W). Not collective. */
-DEVMESH_C_API int devmesh_all_groups(devmesh_t m, const char *dim, int ranks[]);
+ * W ints in all (maxranks >= W), where W = devmesh_root_size(m). O(W).
+ * Not collective. */
+DEVMESH_C_API int devmesh_all_groups(devmesh_t m, const char *dim, int maxranks, int ranks[]);
 
 /* W: the number of ranks of m's root mesh. */
 DEVMESH_C_API int devmesh_root_size(devmesh_t m, int *size);

@@ -139,6 +139,16 @@ void copy_ints(const std::vector<int>& v, int out[]) noexcept {
   for (std::size_t i = 0; i < v.size(); ++i) out[i] = v[i];
 }
 
+// Checks the caller's capacity before writing anything, so a short array is
+// reported instead of overrun and the output stays untouched.
+void copy_ints(const std::vector<int>& v, int capacity, const char* capacity_name, const char* array_name,
+               int out[]) {
+  if (capacity < 0 || static_cast<std::size_t>(capacity) < v.size())
+    invalid(std::string(capacity_name) + " is " + std::to_string(capacity) + " but " + array_name + " needs " +
+            std::to_string(v.size()) + " entries");
+  copy_ints(v, out);
+}
+
 bool mpi_usable() noexcept {
   int initialized = 0, finalized = 0;
   return MPI_Initialized(&initialized) == MPI_SUCCESS && initialized &&
@@ -328,6 +338,12 @@ int devmesh_create_from_rank_list_ex(MPI_Comm parent, int ndim, const int shape[
                 names, mesh, config);
 }
 
+int devmesh_create_ex_f(MPI_Fint parent, int ndim, const int shape[], const char* const names[],
+                        const devmesh_config_t* config, devmesh_t* mesh) {
+  return create("devmesh_create_ex_f", MPI_Comm_f2c(parent), ndim, shape, RankList::none, 0, nullptr, names, mesh,
+                config);
+}
+
 int devmesh_create_hosts(MPI_Comm parent, const char* host_dim, const char* local_dim, devmesh_t* mesh) {
   return guard("devmesh_create_hosts", [&] {
     if (parent == MPI_COMM_NULL) invalid("the parent communicator is MPI_COMM_NULL");
@@ -468,11 +484,11 @@ int devmesh_size(devmesh_t m, const char* dim, int* size) {
   });
 }
 
-int devmesh_shape(devmesh_t m, int shape[]) {
+int devmesh_shape(devmesh_t m, int maxdims, int shape[]) {
   return guard("devmesh_shape", [&] {
     const Mesh& mesh = mesh_of(m);
     need(shape, "shape");
-    copy_ints(mesh.shape(), shape);
+    copy_ints(mesh.shape(), maxdims, "maxdims", "shape", shape);
   });
 }
 
@@ -496,30 +512,30 @@ int devmesh_local_rank(devmesh_t m, const char* dim, int* rank) {
   });
 }
 
-int devmesh_coordinate(devmesh_t m, int coord[]) {
+int devmesh_coordinate(devmesh_t m, int maxdims, int coord[]) {
   return guard("devmesh_coordinate", [&] {
     const Mesh& mesh = mesh_of(m);
     need(coord, "coord");
-    copy_ints(mesh.coordinate(), coord);
+    copy_ints(mesh.coordinate(), maxdims, "maxdims", "coord", coord);
   });
 }
 
-int devmesh_group_ranks(devmesh_t m, const char* dim, int ranks[]) {
+int devmesh_group_ranks(devmesh_t m, const char* dim, int maxranks, int ranks[]) {
   return guard("devmesh_group_ranks", [&] {
     const Mesh& mesh = mesh_of(m);
     need(ranks, "ranks");
-    copy_ints(mesh.group(dim_arg(dim)), ranks);
+    copy_ints(mesh.group(dim_arg(dim)), maxranks, "maxranks", "ranks", ranks);
   });
 }
 
-int devmesh_all_groups(devmesh_t m, const char* dim, int ranks[]) {
+int devmesh_all_groups(devmesh_t m, const char* dim, int maxranks, int ranks[]) {
   return guard("devmesh_all_groups", [&] {
     const Mesh& mesh = mesh_of(m);
     need(ranks, "ranks");
     const auto groups = mesh.all_groups(dim_arg(dim));
     std::vector<int> flat;
     for (const auto& g : groups) flat.insert(flat.end(), g.begin(), g.end());
-    copy_ints(flat, ranks);
+    copy_ints(flat, maxranks, "maxranks", "ranks", ranks);
   });
 }
 

@@ -19,7 +19,9 @@
 !>     Positions are 1-based as in any Fortran array: coord(i) is the
 !>     coordinate along dim i, and devmesh_dim_name(mesh, i, ...) names it.
 !>   * Output arrays (coord, ranks) must be at least as long as the result
-!>     (ndim, size(dim)); extra entries are left untouched.
+!>     (ndim, size(dim)): size(array) is passed to C as the capacity, and a
+!>     shorter one gives DEVMESH_ERR_INVALID_ARGUMENT naming both counts,
+!>     the array untouched; extra entries are left untouched.
 !>   * Collectiveness is as in C: devmesh_create* over the parent;
 !>     devmesh_comm over the caller's group along dim the first time that
 !>     layout is asked for; devmesh_create_comms and devmesh_cart_comm over
@@ -30,7 +32,7 @@
 !> devmesh-fortran, or CMake's devmesh::fortran).
 module devmesh
   use, intrinsic :: iso_c_binding, only: c_int, c_char, c_ptr, c_null_ptr, c_null_char, &
-                                         c_loc, c_associated, c_f_pointer, c_size_t
+                                         c_loc, c_associated, c_f_pointer, c_size_t, c_sizeof
   use, intrinsic :: iso_fortran_env, only: error_unit
   use mpi_f08, only: MPI_Comm
   implicit none
@@ -68,6 +70,7 @@ module devmesh
   end type devmesh_t
 
   public :: devmesh_create, devmesh_create_from_ranks, devmesh_destroy
+  public :: devmesh_create_ex
   public :: devmesh_slice, devmesh_flatten, devmesh_unflatten, devmesh_root
   public :: devmesh_ndim, devmesh_size, devmesh_dim_name, devmesh_local_rank
   public :: devmesh_coordinate, devmesh_group_ranks, devmesh_comm_count
@@ -93,6 +96,40 @@ module devmesh
   interface devmesh_create_from_ranks
     module procedure create_from_ranks_f08, create_from_ranks_int
   end interface devmesh_create_from_ranks
+
+  !> devmesh_create_ex(comm, shape, names, mesh [, ierr] [, backend=]
+  !>                   [, dim_backends=] [, backend_options=] [, dim_options=])
+  !> devmesh_create with the options of the C devmesh_config_t (see
+  !> devmesh.h), each a string; absent or blank: the library's default.
+  !> backend: backend of every dim without an override ("mpi");
+  !> dim_backends: "dim=backend[,...]", e.g. "tp=nccl"; backend_options:
+  !> "key=value[,...]"; dim_options: "dim:key=value[,...][;dim:...]".
+  !> A backend name that is no backend gives DEVMESH_ERR_INVALID_ARGUMENT, a
+  !> backend that is found but cannot be used here DEVMESH_ERR_UNSUPPORTED,
+  !> on every rank, mesh untouched. Collective over comm.
+  interface devmesh_create_ex
+    module procedure create_ex_f08, create_ex_int
+  end interface devmesh_create_ex
+
+  ! devmesh_config_t as bind(C): the field order and types of devmesh.h.
+  type, bind(C) :: c_config
+    integer(c_size_t) :: size
+    integer(c_int) :: magic    ! unsigned int in C; the magic is below 2**31
+    integer(c_int) :: version
+    type(c_ptr) :: backend = c_null_ptr
+    type(c_ptr) :: dim_backends = c_null_ptr
+    type(c_ptr) :: backend_options = c_null_ptr
+    type(c_ptr) :: dim_options = c_null_ptr
+    integer(c_int) :: nranks
+    type(c_ptr) :: ranks = c_null_ptr
+    integer(c_int) :: host_aware
+    integer(c_int) :: comm_errors
+  end type c_config
+  ! DEVMESH_CONFIG_MAGIC, DEVMESH_CONFIG_UNSET and DEVMESH_VERSION_CODE of
+  ! devmesh.h.
+  integer(c_int), parameter :: config_magic = 1685482851_c_int
+  integer(c_int), parameter :: config_unset = ibset(0_c_int, 31)
+  integer(c_int), parameter :: version_code = 200_c_int
 
   !> devmesh_comm(mesh, dim, comm [, ierr])
   !> The caller's communicator along dim, owned by devmesh (do not free it).
@@ -141,6 +178,16 @@ module devmesh
       type(c_ptr), intent(in) :: names(*)
       type(c_ptr), intent(inout) :: mesh
     end function c_create_from_rank_list_f
+
+    integer(c_int) function c_create_ex_f(parent, ndim, shape, names, config, mesh) &
+        bind(C, name='devmesh_create_ex_f')
+      import :: c_int, c_ptr, c_config
+      integer(c_int), value :: parent, ndim
+      integer(c_int), intent(in) :: shape(*)
+      type(c_ptr), intent(in) :: names(*)
+      type(c_config), intent(in) :: config
+      type(c_ptr), intent(inout) :: mesh
+    end function c_create_ex_f
 
     integer(c_int) function c_destroy(mesh) bind(C, name='devmesh_destroy')
       import :: c_int, c_ptr
@@ -201,15 +248,17 @@ module devmesh
       integer(c_int), intent(inout) :: rank
     end function c_local_rank
 
-    integer(c_int) function c_coordinate(m, coord) bind(C, name='devmesh_coordinate')
+    integer(c_int) function c_coordinate(m, maxdims, coord) bind(C, name='devmesh_coordinate')
       import :: c_int, c_ptr
       type(c_ptr), value :: m
+      integer(c_int), value :: maxdims
       integer(c_int), intent(inout) :: coord(*)
     end function c_coordinate
 
-    integer(c_int) function c_group_ranks(m, dim, ranks) bind(C, name='devmesh_group_ranks')
+    integer(c_int) function c_group_ranks(m, dim, maxranks, ranks) bind(C, name='devmesh_group_ranks')
       import :: c_int, c_ptr
       type(c_ptr), value :: m, dim
+      integer(c_int), value :: maxranks
       integer(c_int), intent(inout) :: ranks(*)
     end function c_group_ranks
 
@@ -507,6 +556,65 @@ contains
     call create_from_ranks_common(comm, shape, ranks, names, mesh, ierr)
   end subroutine create_from_ranks_int
 
+  ! shape and names padded as in create_common; each option a C string
+  ! (c_null_ptr when absent or blank) living in its own buffer until the call
+  ! returns.
+  subroutine create_ex_common(parent, shape, names, mesh, ierr, backend, dim_backends, backend_options, &
+                              dim_options)
+    integer, intent(in) :: parent
+    integer, intent(in) :: shape(:)
+    character(len=*), intent(in) :: names(:)
+    type(devmesh_t), intent(inout) :: mesh
+    integer, intent(out), optional :: ierr
+    character(len=*), intent(in), optional :: backend, dim_backends, backend_options, dim_options
+    integer(c_int), allocatable :: shp(:)
+    type(c_strings), target :: cs, cb, cdb, cbo, cdo
+    type(c_config) :: cfg
+    type(c_ptr) :: out
+    integer(c_int) :: st
+    integer :: n
+    n = max(size(shape), size(names))
+    allocate(shp(max(n, 1)))
+    shp = -1
+    shp(1:size(shape)) = int(shape, c_int)
+    call to_c_strings(names, n, cs)
+    cfg%size = c_sizeof(cfg)
+    cfg%magic = config_magic
+    cfg%version = version_code
+    cfg%nranks = config_unset
+    cfg%host_aware = config_unset
+    cfg%comm_errors = config_unset
+    if (present(backend)) call to_c_name(backend, cb, cfg%backend)
+    if (present(dim_backends)) call to_c_name(dim_backends, cdb, cfg%dim_backends)
+    if (present(backend_options)) call to_c_name(backend_options, cbo, cfg%backend_options)
+    if (present(dim_options)) call to_c_name(dim_options, cdo, cfg%dim_options)
+    out = mesh%ptr
+    st = c_create_ex_f(int(parent, c_int), int(n, c_int), shp, cs%ptr, cfg, out)
+    if (st == DEVMESH_SUCCESS) mesh%ptr = out
+    call finish(st, 'devmesh_create_ex', ierr)
+  end subroutine create_ex_common
+
+  subroutine create_ex_f08(comm, shape, names, mesh, ierr, backend, dim_backends, backend_options, dim_options)
+    type(MPI_Comm), intent(in) :: comm
+    integer, intent(in) :: shape(:)
+    character(len=*), intent(in) :: names(:)
+    type(devmesh_t), intent(inout) :: mesh
+    integer, intent(out), optional :: ierr
+    character(len=*), intent(in), optional :: backend, dim_backends, backend_options, dim_options
+    call create_ex_common(comm%MPI_VAL, shape, names, mesh, ierr, backend, dim_backends, backend_options, &
+                          dim_options)
+  end subroutine create_ex_f08
+
+  subroutine create_ex_int(comm, shape, names, mesh, ierr, backend, dim_backends, backend_options, dim_options)
+    integer, intent(in) :: comm
+    integer, intent(in) :: shape(:)
+    character(len=*), intent(in) :: names(:)
+    type(devmesh_t), intent(inout) :: mesh
+    integer, intent(out), optional :: ierr
+    character(len=*), intent(in), optional :: backend, dim_backends, backend_options, dim_options
+    call create_ex_common(comm, shape, names, mesh, ierr, backend, dim_backends, backend_options, dim_options)
+  end subroutine create_ex_int
+
   !> Releases the handle and nulls it; a null handle is accepted. Not
   !> collective.
   subroutine devmesh_destroy(mesh, ierr)
@@ -661,20 +769,13 @@ contains
     integer, intent(inout) :: coord(:)
     integer, intent(out), optional :: ierr
     integer(c_int), allocatable :: c(:)
-    integer(c_int) :: nd, st
-    st = c_ndim(mesh%ptr, nd)
-    if (st /= DEVMESH_SUCCESS) then
-      call finish(st, 'devmesh_coordinate', ierr)
-      return
-    end if
-    if (size(coord) < nd) then
-      call fail_local(DEVMESH_ERR_INVALID_ARGUMENT, 'devmesh_coordinate: coord has ' // trim(itoa(size(coord))) // &
-                      ' entries but the view has ' // trim(itoa(int(nd))) // ' dims', ierr)
-      return
-    end if
-    allocate(c(max(nd, 1_c_int)))
-    st = c_coordinate(mesh%ptr, c)
-    if (st == DEVMESH_SUCCESS) coord(1:nd) = int(c(1:nd))
+    integer(c_int) :: st
+    ! The C side checks size(coord) against the result and writes nothing
+    ! when it is too small; entries it does not write keep their values.
+    allocate(c(max(size(coord), 1)))
+    c(1:size(coord)) = int(coord, c_int)
+    st = c_coordinate(mesh%ptr, int(size(coord), c_int), c)
+    if (st == DEVMESH_SUCCESS) coord = int(c(1:size(coord)))
     call finish(st, 'devmesh_coordinate', ierr)
   end subroutine devmesh_coordinate
 
@@ -688,27 +789,12 @@ contains
     type(c_strings), target :: cs
     type(c_ptr) :: cdim
     integer(c_int), allocatable :: r(:)
-    integer(c_int) :: n, st
+    integer(c_int) :: st
     call to_c_name(dim, cs, cdim)
-    if (c_associated(cdim)) then
-      st = c_size(mesh%ptr, cdim, n)
-    else
-      ! No name: the only dim of a 1-D view (c_local_rank fails otherwise).
-      st = c_local_rank(mesh%ptr, c_null_ptr, n)
-      if (st == DEVMESH_SUCCESS) st = c_size(mesh%ptr, c_null_ptr, n)
-    end if
-    if (st /= DEVMESH_SUCCESS) then
-      call finish(st, 'devmesh_group_ranks', ierr)
-      return
-    end if
-    if (size(ranks) < n) then
-      call fail_local(DEVMESH_ERR_INVALID_ARGUMENT, 'devmesh_group_ranks: ranks has ' // trim(itoa(size(ranks))) // &
-                      ' entries but the group has ' // trim(itoa(int(n))), ierr)
-      return
-    end if
-    allocate(r(max(n, 1_c_int)))
-    st = c_group_ranks(mesh%ptr, cdim, r)
-    if (st == DEVMESH_SUCCESS) ranks(1:n) = int(r(1:n))
+    allocate(r(max(size(ranks), 1)))
+    r(1:size(ranks)) = int(ranks, c_int)
+    st = c_group_ranks(mesh%ptr, cdim, int(size(ranks), c_int), r)
+    if (st == DEVMESH_SUCCESS) ranks = int(r(1:size(ranks)))
     call finish(st, 'devmesh_group_ranks', ierr)
   end subroutine devmesh_group_ranks
 
@@ -859,7 +945,7 @@ contains
     if (bad_count(count, ierr)) return
     call to_c_name(dim, cs, cdim)
     call finish(c_allreduce(mesh%ptr, cdim, addr(sendbuf), addr(recvbuf), int(count, c_size_t), &
-                            int(datatype, c_int), int(op, c_int), stream_arg(stream)), ierr)
+                            int(datatype, c_int), int(op, c_int), stream_arg(stream)), 'devmesh_allreduce', ierr)
   end subroutine devmesh_allreduce
 
   !> recvbuf holds size(dim) blocks of count elements, block r from local rank r.
@@ -876,7 +962,7 @@ contains
     if (bad_count(count, ierr)) return
     call to_c_name(dim, cs, cdim)
     call finish(c_allgather(mesh%ptr, cdim, addr(sendbuf), addr(recvbuf), int(count, c_size_t), &
-                            int(datatype, c_int), stream_arg(stream)), ierr)
+                            int(datatype, c_int), stream_arg(stream)), 'devmesh_allgather', ierr)
   end subroutine devmesh_allgather
 
   !> recvbuf(i) = op over the group of block (local rank) of sendbuf.
@@ -893,7 +979,7 @@ contains
     if (bad_count(count, ierr)) return
     call to_c_name(dim, cs, cdim)
     call finish(c_reduce_scatter(mesh%ptr, cdim, addr(sendbuf), addr(recvbuf), int(count, c_size_t), &
-                                 int(datatype, c_int), int(op, c_int), stream_arg(stream)), ierr)
+                                 int(datatype, c_int), int(op, c_int), stream_arg(stream)), 'devmesh_reduce_scatter', ierr)
   end subroutine devmesh_reduce_scatter
 
   !> buffer of every member = buffer of local rank root (0-based).
@@ -909,7 +995,7 @@ contains
     if (bad_count(count, ierr)) return
     call to_c_name(dim, cs, cdim)
     call finish(c_broadcast(mesh%ptr, cdim, addr(buffer), int(count, c_size_t), int(datatype, c_int), &
-                            int(root, c_int), stream_arg(stream)), ierr)
+                            int(root, c_int), stream_arg(stream)), 'devmesh_broadcast', ierr)
   end subroutine devmesh_broadcast
 
   !> Block r of recvbuf = block (local rank) of local rank r's sendbuf.
@@ -926,7 +1012,7 @@ contains
     if (bad_count(count, ierr)) return
     call to_c_name(dim, cs, cdim)
     call finish(c_alltoall(mesh%ptr, cdim, addr(sendbuf), addr(recvbuf), int(count, c_size_t), &
-                           int(datatype, c_int), stream_arg(stream)), ierr)
+                           int(datatype, c_int), stream_arg(stream)), 'devmesh_alltoall', ierr)
   end subroutine devmesh_alltoall
 
   subroutine devmesh_barrier(mesh, dim, stream, ierr)
@@ -937,7 +1023,7 @@ contains
     type(c_strings), target :: cs
     type(c_ptr) :: cdim
     call to_c_name(dim, cs, cdim)
-    call finish(c_barrier(mesh%ptr, cdim, stream_arg(stream)), ierr)
+    call finish(c_barrier(mesh%ptr, cdim, stream_arg(stream)), 'devmesh_barrier', ierr)
   end subroutine devmesh_barrier
 
   !> To local rank peer (0-based) of the group along dim.
@@ -953,7 +1039,7 @@ contains
     if (bad_count(count, ierr)) return
     call to_c_name(dim, cs, cdim)
     call finish(c_send(mesh%ptr, cdim, addr(buffer), int(count, c_size_t), int(datatype, c_int), &
-                       int(peer, c_int), stream_arg(stream)), ierr)
+                       int(peer, c_int), stream_arg(stream)), 'devmesh_send', ierr)
   end subroutine devmesh_send
 
   !> From local rank peer (0-based) of the group along dim.
@@ -969,7 +1055,7 @@ contains
     if (bad_count(count, ierr)) return
     call to_c_name(dim, cs, cdim)
     call finish(c_recv(mesh%ptr, cdim, addr(buffer), int(count, c_size_t), int(datatype, c_int), &
-                       int(peer, c_int), stream_arg(stream)), ierr)
+                       int(peer, c_int), stream_arg(stream)), 'devmesh_recv', ierr)
   end subroutine devmesh_recv
 
 end module devmesh

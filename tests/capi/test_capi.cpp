@@ -77,7 +77,7 @@ int size_of(devmesh_t m, const char* dim) {
 
 std::vector<int> group_of(devmesh_t m, const char* dim) {
   std::vector<int> g(static_cast<std::size_t>(size_of(m, dim)), int_sentinel);
-  BOOST_REQUIRE_EQUAL(devmesh_group_ranks(m, dim, g.data()), DEVMESH_SUCCESS);
+  BOOST_REQUIRE_EQUAL(devmesh_group_ranks(m, dim, static_cast<int>(g.size()), g.data()), DEVMESH_SUCCESS);
   return g;
 }
 
@@ -266,7 +266,7 @@ BOOST_AUTO_TEST_CASE(create_and_query) {
     BOOST_TEST(devmesh_dim_name(m, 1, &name) == DEVMESH_SUCCESS);
     BOOST_TEST(name == std::string("tp"));
     int shape_out[2] = {0, 0};
-    BOOST_TEST(devmesh_shape(m, shape_out) == DEVMESH_SUCCESS);
+    BOOST_TEST(devmesh_shape(m, 2, shape_out) == DEVMESH_SUCCESS);
     BOOST_TEST(shape_out[0] == dims[0]);
     BOOST_TEST(shape_out[1] == dims[1]);
     BOOST_TEST(size_of(m, "dp") == dims[0]);
@@ -279,7 +279,7 @@ BOOST_AUTO_TEST_CASE(create_and_query) {
     BOOST_TEST(pr == me);
 
     int coord[2] = {-1, -1};
-    BOOST_TEST(devmesh_coordinate(m, coord) == DEVMESH_SUCCESS);
+    BOOST_TEST(devmesh_coordinate(m, 2, coord) == DEVMESH_SUCCESS);
     BOOST_TEST(coord[0] == me / dims[1]);
     BOOST_TEST(coord[1] == me % dims[1]);
     int lr = -1;
@@ -308,11 +308,11 @@ BOOST_AUTO_TEST_CASE(create_and_query) {
 
     // all_groups: every group of tp, in order of their smallest rank.
     std::vector<int> all(static_cast<std::size_t>(n), int_sentinel);
-    BOOST_TEST(devmesh_all_groups(m, "tp", all.data()) == DEVMESH_SUCCESS);
+    BOOST_TEST(devmesh_all_groups(m, "tp", n, all.data()) == DEVMESH_SUCCESS);
     std::vector<int> expect(static_cast<std::size_t>(n));
     std::iota(expect.begin(), expect.end(), 0);
     BOOST_TEST(all == expect);
-    BOOST_TEST(devmesh_all_groups(m, "dp", all.data()) == DEVMESH_SUCCESS);
+    BOOST_TEST(devmesh_all_groups(m, "dp", n, all.data()) == DEVMESH_SUCCESS);
     for (int g = 0; g < dims[1]; ++g)
       for (int k = 0; k < dims[0]; ++k)
         BOOST_TEST(all[static_cast<std::size_t>(g * dims[0] + k)] == k * dims[1] + g);
@@ -834,14 +834,36 @@ BOOST_AUTO_TEST_CASE(query_errors) {
     expect_error(devmesh_comm_count(m, nullptr), DEVMESH_ERR_INVALID_ARGUMENT, "count is NULL");
     BOOST_TEST(v == int_sentinel);
     int arr[4] = {int_sentinel, int_sentinel, int_sentinel, int_sentinel};
-    expect_error(devmesh_group_ranks(m, "zz", arr), DEVMESH_ERR_UNKNOWN_DIM, "unknown dim");
-    expect_error(devmesh_group_ranks(m, nullptr, arr), DEVMESH_ERR_INVALID_ARGUMENT, "a dim name is needed");
-    expect_error(devmesh_group_ranks(m, "a", nullptr), DEVMESH_ERR_INVALID_ARGUMENT, "ranks is NULL");
-    expect_error(devmesh_all_groups(m, "zz", arr), DEVMESH_ERR_UNKNOWN_DIM, "unknown dim");
-    expect_error(devmesh_all_groups(m, "a", nullptr), DEVMESH_ERR_INVALID_ARGUMENT, "ranks is NULL");
-    expect_error(devmesh_coordinate(m, nullptr), DEVMESH_ERR_INVALID_ARGUMENT, "coord is NULL");
-    expect_error(devmesh_shape(m, nullptr), DEVMESH_ERR_INVALID_ARGUMENT, "shape is NULL");
+    expect_error(devmesh_group_ranks(m, "zz", 4, arr), DEVMESH_ERR_UNKNOWN_DIM, "unknown dim");
+    expect_error(devmesh_group_ranks(m, nullptr, 4, arr), DEVMESH_ERR_INVALID_ARGUMENT, "a dim name is needed");
+    expect_error(devmesh_group_ranks(m, "a", 4, nullptr), DEVMESH_ERR_INVALID_ARGUMENT, "ranks is NULL");
+    expect_error(devmesh_all_groups(m, "zz", 4, arr), DEVMESH_ERR_UNKNOWN_DIM, "unknown dim");
+    expect_error(devmesh_all_groups(m, "a", 4, nullptr), DEVMESH_ERR_INVALID_ARGUMENT, "ranks is NULL");
+    expect_error(devmesh_coordinate(m, 4, nullptr), DEVMESH_ERR_INVALID_ARGUMENT, "coord is NULL");
+    expect_error(devmesh_shape(m, 4, nullptr), DEVMESH_ERR_INVALID_ARGUMENT, "shape is NULL");
     for (int x : arr) BOOST_TEST(x == int_sentinel);
+    // A capacity below the result: nothing written, both counts named.
+    const int na = size_of(m, "a"), w = world_size();
+    const auto short_by_one = [](const char* cap, int need, const char* array) {
+      return std::string(cap) + " is " + std::to_string(need - 1) + " but " + array + " needs " +
+             std::to_string(need) + " entries";
+    };
+    expect_error(devmesh_shape(m, 1, arr), DEVMESH_ERR_INVALID_ARGUMENT, short_by_one("maxdims", 2, "shape"));
+    expect_error(devmesh_coordinate(m, 1, arr), DEVMESH_ERR_INVALID_ARGUMENT, short_by_one("maxdims", 2, "coord"));
+    expect_error(devmesh_coordinate(m, -1, arr), DEVMESH_ERR_INVALID_ARGUMENT, "maxdims is -1 but coord needs 2");
+    expect_error(devmesh_group_ranks(m, "a", na - 1, arr), DEVMESH_ERR_INVALID_ARGUMENT,
+                 short_by_one("maxranks", na, "ranks"));
+    expect_error(devmesh_all_groups(m, "b", w - 1, arr), DEVMESH_ERR_INVALID_ARGUMENT,
+                 short_by_one("maxranks", w, "ranks"));
+    for (int x : arr) BOOST_TEST(x == int_sentinel);
+    // Room to spare: the result, and the entries past it untouched.
+    int dims[2] = {0, 0};
+    MPI_Dims_create(w, 2, dims);
+    BOOST_REQUIRE_EQUAL(devmesh_shape(m, 4, arr), DEVMESH_SUCCESS);
+    BOOST_TEST(arr[0] == dims[0]);
+    BOOST_TEST(arr[1] == dims[1]);
+    BOOST_TEST(arr[2] == int_sentinel);
+    BOOST_TEST(arr[3] == int_sentinel);
     const char* name = "untouched";
     expect_error(devmesh_dim_name(m, 2, &name), DEVMESH_ERR_INVALID_ARGUMENT, "out of range [0, 2)");
     expect_error(devmesh_dim_name(m, -1, &name), DEVMESH_ERR_INVALID_ARGUMENT, "out of range");
@@ -890,10 +912,10 @@ BOOST_AUTO_TEST_CASE(null_handle_is_invalid_everywhere) {
   expect_error(devmesh_parent_rank(nullptr, &v), want, needle);
   expect_error(devmesh_comm_count(nullptr, &v), want, needle);
   BOOST_TEST(v == int_sentinel);
-  expect_error(devmesh_shape(nullptr, arr), want, needle);
-  expect_error(devmesh_coordinate(nullptr, arr), want, needle);
-  expect_error(devmesh_group_ranks(nullptr, "a", arr), want, needle);
-  expect_error(devmesh_all_groups(nullptr, "a", arr), want, needle);
+  expect_error(devmesh_shape(nullptr, 2, arr), want, needle);
+  expect_error(devmesh_coordinate(nullptr, 2, arr), want, needle);
+  expect_error(devmesh_group_ranks(nullptr, "a", 2, arr), want, needle);
+  expect_error(devmesh_all_groups(nullptr, "a", 2, arr), want, needle);
   BOOST_TEST(arr[0] == int_sentinel);
   BOOST_TEST(arr[1] == int_sentinel);
   expect_error(devmesh_dim_name(nullptr, 0, &name), want, needle);
@@ -950,7 +972,7 @@ void verify_view(devmesh_t h, Chain& c, const std::string& what) {
     BOOST_REQUIRE_EQUAL(devmesh_ndim(h, &ndim), DEVMESH_SUCCESS);
     BOOST_REQUIRE_EQUAL(ndim, static_cast<int>(c.dims.size()));
     std::vector<int> coord(c.dims.size(), int_sentinel);
-    BOOST_REQUIRE_EQUAL(devmesh_coordinate(h, coord.data()), DEVMESH_SUCCESS);
+    BOOST_REQUIRE_EQUAL(devmesh_coordinate(h, static_cast<int>(coord.size()), coord.data()), DEVMESH_SUCCESS);
     long total = 1;
     for (std::size_t i = 0; i < c.dims.size(); ++i) {
       const RDim& d = c.dims[i];

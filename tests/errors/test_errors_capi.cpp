@@ -91,10 +91,10 @@ void expect_null_handle(devmesh_t m) {
   expect_error(devmesh_comm_count(m, &v), want, needle);
   expect_error(devmesh_dim_within_hosts(m, "a", &v), want, needle);
   BOOST_TEST(v == int_sentinel);
-  expect_error(devmesh_shape(m, arr), want, needle);
-  expect_error(devmesh_coordinate(m, arr), want, needle);
-  expect_error(devmesh_group_ranks(m, "a", arr), want, needle);
-  expect_error(devmesh_all_groups(m, "a", arr), want, needle);
+  expect_error(devmesh_shape(m, 2, arr), want, needle);
+  expect_error(devmesh_coordinate(m, 2, arr), want, needle);
+  expect_error(devmesh_group_ranks(m, "a", 2, arr), want, needle);
+  expect_error(devmesh_all_groups(m, "a", 2, arr), want, needle);
   BOOST_TEST(arr[0] == int_sentinel);
   BOOST_TEST(arr[1] == int_sentinel);
   expect_error(devmesh_dim_name(m, 0, &name), want, needle);

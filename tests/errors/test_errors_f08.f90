@@ -143,7 +143,7 @@ program test_errors_f08
   call check(.not. allocated(name), 'dim_name output untouched')
   small = -7
   call devmesh_coordinate(mesh, small, ierr)
-  call expect(ierr, DEVMESH_ERR_INVALID_ARGUMENT, 'coord has 1 entries', 'coordinate array too small')
+  call expect(ierr, DEVMESH_ERR_INVALID_ARGUMENT, 'maxdims is 1 but coord needs 3 entries', 'coordinate array too small')
   call check(small(1) == -7, 'coordinate output untouched')
   call devmesh_create_comms(mesh, 7, ierr)
   call collective(ierr, DEVMESH_ERR_INVALID_ARGUMENT, 'path 7', 'unknown creation path')

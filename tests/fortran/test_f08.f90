@@ -5,11 +5,14 @@
 program test_f08
   use mpi_f08
   use devmesh
+  use, intrinsic :: iso_c_binding, only: c_int, c_ptr, c_char, c_size_t, c_null_char, c_associated, c_f_pointer
   implicit none
-  type(devmesh_t) :: mesh, flat, sub, unflat, bad, listed
+  type(devmesh_t) :: mesh, flat, sub, unflat, bad, listed, plugged, probe
   type(MPI_Comm) :: comm
   integer :: nranks, me, failures, total, ierr, nd, nt, n, i, k, lr
   integer :: coord(2), dims(2)
+  character(len=64) :: want
+  integer :: wide(3)
   integer, allocatable :: expect(:), ranks(:)
   character(len=:), allocatable :: name
 
@@ -31,6 +34,13 @@ program test_f08
   call check(n == nranks, 'size of the whole view')
   call devmesh_coordinate(mesh, coord, ierr)
   call check(all(coord == [me / nt, mod(me, nt)]), 'coordinate (0-based)')
+  wide = -5
+  call devmesh_coordinate(mesh, wide, ierr)
+  call check(ierr == DEVMESH_SUCCESS .and. all(wide == [coord, -5]), 'coordinate: entries past ndim untouched')
+  call devmesh_coordinate(mesh, wide(1:1), ierr)
+  call check(ierr == DEVMESH_ERR_INVALID_ARGUMENT .and. wide(1) == coord(1), 'coordinate array too small')
+  call check(index(devmesh_last_error(), 'maxdims is 1 but coord needs 2 entries') > 0, &
+             'coordinate array too small: message names both counts')
   call devmesh_dim_name(mesh, 2, name, ierr)
   call check(name == 'tp', 'dim_name(2)')
 
@@ -98,8 +108,32 @@ program test_f08
     expect = -3
     call devmesh_group_ranks(mesh, 'tp', expect, ierr)
     call check(ierr == DEVMESH_ERR_INVALID_ARGUMENT .and. expect(1) == -3, 'ranks array too small')
+    write(want, '(a, i0, a)') 'maxranks is 1 but ranks needs ', nt, ' entries'
+    call check(index(devmesh_last_error(), trim(want)) > 0, 'ranks array too small: message names both counts')
   end if
   call check(devmesh_status_string(DEVMESH_ERR_OVERLAP) == 'overlapping dims', 'status string')
+
+  ! Options: tp on the example plugin (found through DEVMESH_BACKEND_PATH),
+  ! dp on MPI; each dim's backend as the C API reports it.
+  call devmesh_create_ex(MPI_COMM_WORLD, [0, 0], ['dp', 'tp'], plugged, ierr, dim_backends='tp=example')
+  call check(ierr == DEVMESH_SUCCESS, 'create_ex with tp=example')
+  if (ierr == DEVMESH_SUCCESS) then
+    call check(dim_backend(plugged, 'tp') == 'example', 'tp runs on the example plugin')
+    call check(dim_backend(plugged, 'dp') == 'mpi', 'dp stays on mpi')
+    call check_dim(plugged, 'tp', [(coord(1) * nt + k, k = 0, nt - 1)])
+  end if
+  call devmesh_destroy(plugged)
+  ! Load failures: the same status on every rank (each rank checks its own,
+  ! the failures are summed at the end), the handle untouched.
+  call create_fails('nosuch', DEVMESH_ERR_INVALID_ARGUMENT, 'backend nosuch')
+  call create_fails('empty', DEVMESH_ERR_UNSUPPORTED, 'backend empty (no symbol)')
+  call create_fails('abi99', DEVMESH_ERR_UNSUPPORTED, 'backend abi99 (too new)')
+  call create_fails('initfails', DEVMESH_ERR_UNSUPPORTED, 'backend initfails')
+  call create_fails('missingdep', DEVMESH_ERR_UNSUPPORTED, 'backend missingdep')
+  probe = mesh
+  call devmesh_create_ex(MPI_COMM_WORLD, [0, 0], ['dp', 'tp'], probe, ierr, dim_backends='tp')
+  call check(ierr == DEVMESH_ERR_INVALID_ARGUMENT .and. c_associated(probe%ptr, mesh%ptr), &
+             'malformed dim_backends')
 
   ! A rank list: every rank but the last, reversed; the last is no member.
   k = max(nranks - 1, 1)
@@ -130,6 +164,49 @@ program test_f08
   if (total /= 0) error stop 1
 
 contains
+
+  ! devmesh_create_ex with backend `name` must fail with `want` and leave
+  ! the handle as it was.
+  subroutine create_fails(name, want, what)
+    character(len=*), intent(in) :: name, what
+    integer, intent(in) :: want
+    type(devmesh_t) :: h
+    integer :: e
+    h = mesh
+    call devmesh_create_ex(MPI_COMM_WORLD, [0, 0], ['dp', 'tp'], h, e, backend=name)
+    call check(e == want, what // ': status')
+    call check(index(devmesh_last_error(), name) > 0, what // ': message names the backend')
+    call check(c_associated(h%ptr, mesh%ptr), what // ': handle untouched')
+  end subroutine create_fails
+
+  ! devmesh_dim_backend of the C API.
+  function dim_backend(m, dim) result(name)
+    type(devmesh_t), intent(in) :: m
+    character(len=*), intent(in) :: dim
+    character(len=:), allocatable :: name
+    interface
+      integer(c_int) function c_dim_backend(m, dim, backend) bind(C, name='devmesh_dim_backend')
+        import :: c_int, c_ptr, c_char
+        type(c_ptr), value :: m
+        character(kind=c_char), intent(in) :: dim(*)
+        type(c_ptr), intent(out) :: backend
+      end function c_dim_backend
+      integer(c_size_t) function c_strlen(s) bind(C, name='strlen')
+        import :: c_size_t, c_ptr
+        type(c_ptr), value :: s
+      end function c_strlen
+    end interface
+    type(c_ptr) :: p
+    character(kind=c_char), pointer :: chars(:)
+    integer :: i
+    name = '?'
+    if (c_dim_backend(m%ptr, dim // c_null_char, p) /= DEVMESH_SUCCESS) return
+    call c_f_pointer(p, chars, [c_strlen(p)])
+    name = repeat(' ', size(chars))
+    do i = 1, size(chars)
+      name(i:i) = chars(i)
+    end do
+  end function dim_backend
 
   subroutine check(ok, what)
     logical, intent(in) :: ok

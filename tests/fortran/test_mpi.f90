@@ -3,10 +3,11 @@
 program test_mpi
   use mpi
   use devmesh
+  use, intrinsic :: iso_c_binding, only: c_associated
   implicit none
-  type(devmesh_t) :: mesh, flat, bad
+  type(devmesh_t) :: mesh, flat, bad, plugged
   integer :: nranks, me, failures, total, ierr, e, n, nt, k, comm, cart, r
-  integer :: coord(2), cc(2)
+  integer :: coord(2), cc(2), coord3(3)
   integer, allocatable :: g(:), a(:)
 
   call MPI_Init(e)
@@ -21,6 +22,14 @@ program test_mpi
   allocate(g(nt), a(nt))
   call devmesh_group_ranks(mesh, 'b', g, ierr)
   call check(all(g == [(coord(1) * nt + k, k = 0, nt - 1)]), 'group of b')
+  coord3 = -5
+  call devmesh_coordinate(mesh, coord3(1:1), ierr)
+  call check(ierr == DEVMESH_ERR_INVALID_ARGUMENT .and. coord3(1) == -5, 'coordinate array too small')
+  call check(index(devmesh_last_error(), 'maxdims is 1 but coord needs 2 entries') > 0, &
+             'coordinate array too small: message names both counts')
+  call devmesh_group_ranks(mesh, 'b', coord3(1:0), ierr)
+  call check(ierr == DEVMESH_ERR_INVALID_ARGUMENT .and. coord3(1) == -5, 'empty ranks array')
+  call check(index(devmesh_last_error(), 'maxranks is 0 but ranks needs') > 0, 'empty ranks array: message')
   call devmesh_comm(mesh, 'b', comm, ierr)
   call check(ierr == DEVMESH_SUCCESS, 'comm (integer handle)')
   call MPI_Allgather(me, 1, MPI_INTEGER, a, 1, MPI_INTEGER, comm, e)
@@ -46,6 +55,23 @@ program test_mpi
   call devmesh_comm(mesh, 'zz', comm, ierr)
   call check(ierr == DEVMESH_ERR_UNKNOWN_DIM .and. comm == -99, 'comm of an unknown dim')
 
+  ! Options through the integer-handle procedure: tp on the example plugin;
+  ! the load failures with their status on every rank, handle untouched.
+  call devmesh_create_ex(MPI_COMM_WORLD, [0, 0], ['a', 'b'], plugged, ierr, dim_backends='b=example')
+  call check(ierr == DEVMESH_SUCCESS, 'create_ex with b=example')
+  if (ierr == DEVMESH_SUCCESS) then
+    call devmesh_group_ranks(plugged, 'b', g, ierr)
+    call devmesh_comm(plugged, 'b', comm, ierr)
+    call MPI_Allgather(me, 1, MPI_INTEGER, a, 1, MPI_INTEGER, comm, e)
+    call check(all(a == g) .and. all(g == [(coord(1) * nt + k, k = 0, nt - 1)]), 'allgather over b (plugin dim)')
+  end if
+  call devmesh_destroy(plugged)
+  call create_fails('nosuch', DEVMESH_ERR_INVALID_ARGUMENT)
+  call create_fails('empty', DEVMESH_ERR_UNSUPPORTED)
+  call create_fails('abi99', DEVMESH_ERR_UNSUPPORTED)
+  call create_fails('initfails', DEVMESH_ERR_UNSUPPORTED)
+  call create_fails('missingdep', DEVMESH_ERR_UNSUPPORTED)
+
   call devmesh_create_comms(mesh, DEVMESH_COMM_PATH_SPLIT, ierr)
   call check(ierr == DEVMESH_SUCCESS, 'create_comms')
   call devmesh_destroy(flat, ierr)
@@ -57,6 +83,18 @@ program test_mpi
   if (total /= 0) error stop 1
 
 contains
+
+  subroutine create_fails(name, want)
+    character(len=*), intent(in) :: name
+    integer, intent(in) :: want
+    type(devmesh_t) :: h
+    integer :: st
+    h = mesh
+    call devmesh_create_ex(MPI_COMM_WORLD, [0, 0], ['a', 'b'], h, st, dim_backends='b=' // name)
+    call check(st == want, 'dim backend ' // name // ': status')
+    call check(index(devmesh_last_error(), name) > 0, 'dim backend ' // name // ': message')
+    call check(c_associated(h%ptr, mesh%ptr), 'dim backend ' // name // ': handle untouched')
+  end subroutine create_fails
 
   subroutine check(ok, what)
     logical, intent(in) :: ok

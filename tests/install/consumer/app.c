@@ -19,7 +19,7 @@ int main(int argc, char **argv) {
   int n = 0, group[64], got[64];
   MPI_Comm tp = MPI_COMM_NULL;
   devmesh_size(mesh, "tp", &n);
-  devmesh_group_ranks(mesh, "tp", group);
+  devmesh_group_ranks(mesh, "tp", 64, group);
   devmesh_comm(mesh, "tp", &tp);
   MPI_Allgather(&rank, 1, MPI_INT, got, 1, MPI_INT, tp);
   int bad = memcmp(group, got, sizeof(int) * (size_t)n) != 0, total = 0;
