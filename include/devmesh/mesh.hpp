@@ -20,7 +20,7 @@
 //
 // Collectiveness, the thing to know to avoid a deadlock (a collective call
 // waits without a deadline for every rank of its group, as MPI does; only
-// the NCCL backend's set-up is bounded by init_timeout_seconds, see
+// the NCCL backend's set-up is bounded by its timeout option, see
 // docs/ERRORS.md "Waits: which are bounded"):
 //   create            collective over the parent communicator
 //   slice/flatten/unflatten/root, every query      not collective

@@ -26,8 +26,8 @@ section = errors.split(HEADING, 1)[1].split("\n## ", 1)[0]
 named = set(re.findall(r"`(devmesh_[a-z0-9_]+)`", section))
 
 collective = []
-for header in ("devmesh.h", "devmesh_nccl.h"):
-    with open(os.path.join(ROOT, "include", "devmesh", header), encoding="utf-8") as f:
+for header in ("include/devmesh/devmesh.h", "backends/nccl/devmesh_nccl.h"):
+    with open(os.path.join(ROOT, header), encoding="utf-8") as f:
         text = f.read()
     # Each declaration with the comment right before it (declarations that
     # follow one comment share it).
@@ -45,8 +45,9 @@ for header, name in collective:
     if name not in named:
         failures.append(f"{header}: {name} is collective but not in docs/ERRORS.md '{HEADING}'")
 # The headers' pointers at the section name it as it is.
-for header in ("devmesh.h", "devmesh_nccl.h", "mesh.hpp", "backend.hpp"):
-    with open(os.path.join(ROOT, "include", "devmesh", header), encoding="utf-8") as f:
+for header in ("include/devmesh/devmesh.h", "backends/nccl/devmesh_nccl.h", "include/devmesh/mesh.hpp",
+               "include/devmesh/backend.hpp"):
+    with open(os.path.join(ROOT, header), encoding="utf-8") as f:
         text = " ".join(f.read().replace("//", " ").replace("*", " ").split())
     for ref in re.findall(r'"(Waits[^"]*)"', text):
         if not HEADING.endswith(ref) and not HEADING[3:].startswith(ref):

@@ -551,10 +551,13 @@ BOOST_AUTO_TEST_SUITE_END()
 BOOST_AUTO_TEST_SUITE(mpi_errors)
 
 BOOST_AUTO_TEST_CASE(code_and_class_are_kept) {
-  const Mesh m = Mesh::create(MPI_COMM_WORLD, {0}, {"a"});
+  // Communicators that return errors (not the parent's fatal handler).
+  MeshOptions o;
+  o.comm_errors = CommErrors::return_codes;
+  const Mesh m = Mesh::create(MPI_COMM_WORLD, {0}, {"a"}, o);
   Communicator& c = m.communicator("a");
   // A send to a rank outside the group fails locally (MPI_ERR_RANK), on
-  // every rank, with no message in flight; devmesh's communicators return
+  // every rank, with no message in flight; this mesh's communicators return
   // errors (MPI_ERRORS_RETURN), so the same call on a duplicate that
   // returns errors too is MPI's own result.
   const int bad_peer = c.size();
