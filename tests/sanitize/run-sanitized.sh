@@ -28,9 +28,13 @@ pattern='^devmesh:(unit / .*|mpi / (mesh|dims|creation)-np[23]|reliability / (li
 mapfile -t tests < <(meson test -C "$build" --list 2>/dev/null | grep -E "$pattern" | sed 's|.* / ||')
 [ ${#tests[@]} -gt 0 ] || { echo "run-sanitized: no tests selected in $build" >&2; exit 1; }
 
+# shellcheck source=../support/checker-env.sh
+source "$root/tests/support/checker-env.sh"
 export ASAN_OPTIONS=halt_on_error=1:print_stacktrace=1:detect_leaks=1:strict_string_checks=1:check_initialization_order=1
 export LSAN_OPTIONS=suppressions=$root/tests/sanitize/lsan.supp:print_suppressions=0
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 start=$(date +%s)
+# The yield shim the MPI tests preload is no test's dependency: build it.
+ninja -C "$build" tests/support/libdevmesh_test_yield.so >/dev/null
 meson test -C "$build" --print-errorlogs "${tests[@]}"
 echo "run-sanitized: ${#tests[@]} tests clean under ASan+UBSan in $(( $(date +%s) - start ))s (build included)"

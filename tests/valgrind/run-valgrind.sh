@@ -22,6 +22,8 @@ done
 [ ${#programs[@]} -gt 0 ] || programs=(tests/mpi/test_mpi_mesh)
 ninja -C "$build" "${programs[@]}" tests/support/libdevmesh_test_yield.so >/dev/null
 
+# shellcheck source=../support/checker-env.sh
+source "$root/tests/support/checker-env.sh"
 logs="$build/valgrind"
 rm -rf "$logs"
 mkdir -p "$logs"
