@@ -360,14 +360,17 @@ Mesh create_root(MPI_Comm parent, std::vector<int> shape, std::vector<std::strin
                                         std::to_string(all[3]) + "." + std::to_string(h.h), options);
   } catch (...) {
     if (!state) MPI_Group_free(&group);
+#if MPI_VERSION < 4
+    if (root_comm != MPI_COMM_NULL) MPI_Comm_free(&root_comm);
+#endif
     throw;
   }
+#if MPI_VERSION < 4
+  state->adopt_root(root_comm);  // the state frees it from here on, also if what follows throws
+#endif
   state->parent_rank = me;
   state->host_local_rank = host_rank;
   state->add_backend(std::move(backend));
-#if MPI_VERSION < 4
-  state->adopt_root(root_comm);
-#endif
   return wrap(*view, std::move(state));
 }
 
