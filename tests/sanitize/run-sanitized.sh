@@ -19,7 +19,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$1
 
 if [ ! -f "$build/build.ninja" ]; then
-  meson setup "$build" "$root" -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug \
+  meson setup "$build" "$root" -Dmpi=mpich -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug \
     -Dtools=disabled -Dfortran=disabled -Dnccl=disabled -Dexamples=false >/dev/null
 fi
 
