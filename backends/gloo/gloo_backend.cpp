@@ -651,4 +651,5 @@ DEVMESH_BACKEND_EXPORT_V1 = {
     gloo_barrier,
     gloo_send,
     gloo_recv,
+    plugin::last_mpi_error,
 };

@@ -358,7 +358,8 @@ DEVMESH_C_API int devmesh_parent_rank(devmesh_t m, int *rank);
 /* Communicators m's root has created so far (for checking that views
  * reuse communicators): one per distinct layout asked for, plus the root's
  * own communicator once an operation over all root members needed it
- * (devmesh_create_comms, devmesh_cart_comm); devmesh_create makes none. */
+ * (devmesh_create_comms, devmesh_cart_comm); devmesh_create makes none
+ * (with an MPI older than 4: the root communicator, made at creation). */
 DEVMESH_C_API int devmesh_comm_count(devmesh_t m, int *count);
 
 /* ---- communicators --------------------------------------------------------- */

@@ -177,7 +177,8 @@ class DEVMESH_API Mesh {
   MPI_Comm cart_comm() const;
   // Communicators the root has created so far, for checking reuse: one per
   // distinct layout asked for, plus the root communicator once made (see
-  // above). create() makes none.
+  // above). create() makes none (with an MPI older than 4: the root
+  // communicator, made at creation).
   int comm_count() const;
 
  private:

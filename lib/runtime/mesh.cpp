@@ -478,15 +478,18 @@ Mesh build(MPI_Comm parent, const std::vector<int>* ranks, const MeshOptions& op
                                         std::to_string(seq) + "." + std::to_string(digest), options);
   } catch (...) {
     if (!state) MPI_Group_free(&group);
+#if MPI_VERSION < 4
+    if (root_comm != MPI_COMM_NULL) MPI_Comm_free(&root_comm);
+#endif
     throw;
   }
+#if MPI_VERSION < 4
+  state->adopt_root(root_comm);  // the state frees it from here on, also if what follows throws
+#endif
   state->parent_rank = v.me;
   state->host_local_rank = host_rank;
   state->inherit_errhandler(parent);
   for (auto& [spec, instance] : v.backends) state->add_backend(spec, std::move(instance));
-#if MPI_VERSION < 4
-  state->adopt_root(root_comm);
-#endif
   return wrap(*v.view, std::move(state));
 }
 

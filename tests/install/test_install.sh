@@ -9,22 +9,26 @@
 #     exports the whole C API and nothing outside devmesh's names;
 #   * builds a C program with `mpicc $(pkg-config --cflags --libs devmesh)`,
 #     a C++ one with mpicxx and $(pkg-config --variable=cxxflags devmesh),
-#     and a Fortran one with `mpifort $(pkg-config ... devmesh-fortran)`;
+#     and a Fortran one with `mpifort $(pkg-config ... devmesh-fortran)`,
+#     the wrappers named by the .pc files (the MPI devmesh was built with);
 #     they run without LD_LIBRARY_PATH (devmesh.pc's rpath), unless the
 #     prefix is /usr (no rpath there: the loader's own directories);
 #   * builds C, C++ (and Fortran) programs with CMake's find_package(devmesh),
-#     and installs them with CMAKE_INSTALL_RPATH_USE_LINK_PATH as the README
+#     no MPI named (the package must lead FindMPI to devmesh's MPI), and
+#     installs them with CMAKE_INSTALL_RPATH_USE_LINK_PATH as the README
 #     says: the installed programs run without LD_LIBRARY_PATH too;
-#   * runs each on 4 ranks and checks what they print.
-# The pkg-config files are relocated with --define-variable=prefix=STAGED
-# (they use ${prefix}); the CMake package finds its prefix by itself.
+#   * checks that every program loads the same MPI library as libdevmesh,
+#     runs each on 4 ranks and checks what they print.
+# The pkg-config files are relocated by rewriting their prefix= line (they
+# use ${prefix}); the CMake package finds its prefix by itself.
 #
-# Usage: test_install.sh BUILD_DIR SOURCE_DIR FORTRAN_BUILT(true|false) [YIELD_SHIM]
+# Usage: test_install.sh BUILD_DIR SOURCE_DIR FORTRAN_BUILT(true|false) LAUNCHER
+# (LAUNCHER: the tests' mpiexec, tests/support/mpiexec.in)
 set -euo pipefail
 build=$(cd "$1" && pwd)
 src=$(cd "$2" && pwd)
 fortran=$3
-shim=${4:-}
+launcher=$4
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/devmesh-install.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -32,12 +36,17 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 step() { echo "== $*"; }
 
 # Only the staged files may be used: drop the build tree's library path
-# (meson test sets it) and keep the yield shim for the MPI runs alone.
+# (meson test sets it); the launcher adds what its MPI needs to the runs.
 unset LD_LIBRARY_PATH LD_PRELOAD
-mpirun4() {
-  local preload=()
-  [ -n "$shim" ] && [ -f "$shim" ] && preload=(LD_PRELOAD="$shim")
-  env MPIR_CVAR_NOLOCAL=1 "${preload[@]}" "$@"
+mpirun4() { bash "$launcher" -n 4 "$@"; }
+# The MPI library a program loads (resolved path).
+mpi_lib() {
+  env ${2:+LD_LIBRARY_PATH="$2"} ldd "$1" | awk '$1 ~ /^libmpi(ch)?\.so/ {print $3; exit}' | xargs -r readlink -f
+}
+same_mpi() {
+  local got
+  got=$(mpi_lib "$1" "${2:-}")
+  [ "$got" = "$devmesh_mpi" ] || fail "$1 loads MPI '$got', libdevmesh loads '$devmesh_mpi'"
 }
 # Checks that a program resolves libdevmesh from the staging directory.
 uses_staged() {
@@ -99,9 +108,22 @@ compat=$(cmake -P "$tmp/version.cmake" 2>&1 | tr '\n' ' ')
 [ "$compat" = "0.2 TRUE 0.2.0 TRUE 1.0 FALSE 0.3 FALSE 0.1 FALSE " ] ||
   [ "${version%%.*}" != 0 ] || fail "devmeshConfigVersion.cmake answers: $compat"
 
-export PKG_CONFIG_PATH=$slib/pkgconfig
-pc() { pkg-config --define-variable=prefix="$staged" "$@"; }
+# devmesh's own .pc files, relocated to the staging directory (only their
+# prefix: the MPI's .pc files they require stay where they are).
+mkdir -p "$tmp/pkgconfig"
+for f in "$slib"/pkgconfig/devmesh*.pc; do
+  sed "s|^prefix=.*|prefix=$staged|" "$f" > "$tmp/pkgconfig/$(basename "$f")"
+done
+export PKG_CONFIG_PATH=$tmp/pkgconfig
+pc() { pkg-config "$@"; }
 cd "$tmp"
+devmesh_mpi=$(mpi_lib "$slib/libdevmesh.so")
+[ -n "$devmesh_mpi" ] || fail "libdevmesh.so loads no MPI library"
+mpicc=$(pc --variable=mpicc devmesh)
+mpicxx=$(pc --variable=mpicxx devmesh)
+echo "devmesh.pc: mpi=$(pc --variable=mpi devmesh), mpicc=$mpicc; libdevmesh loads $devmesh_mpi"
+[ -x "$mpicc" ] || fail "devmesh.pc names no usable mpicc ('$mpicc')"
+
 # Programs linked through devmesh.pc find the library by its rpath, except
 # with prefix /usr, where the loader looks anyway (once really installed).
 pc_libpath=
@@ -116,27 +138,31 @@ run_pc() {
 
 step "C with mpicc and pkg-config: $(pc --cflags --libs devmesh)"
 # shellcheck disable=SC2046
-mpicc -o app_c_pc "$src/tests/install/consumer/app.c" $(pc --cflags --libs devmesh)
+"$mpicc" -o app_c_pc "$src/tests/install/consumer/app.c" $(pc --cflags --libs devmesh)
 uses_staged ./app_c_pc "$pc_libpath"
-out=$(run_pc mpirun4 mpiexec -n 4 ./app_c_pc)
+same_mpi ./app_c_pc "$pc_libpath"
+out=$(run_pc mpirun4 ./app_c_pc)
 echo "$out"
 grep -q "c consumer: devmesh $version, tp group of rank 0 has 2 ranks: ok" <<<"$out" || fail "C program output"
 
 step "C++ with mpicxx and pkg-config: $(pc --variable=cxxflags devmesh) $(pc --cflags --libs devmesh)"
 # shellcheck disable=SC2046
-mpicxx -o app_cpp_pc "$src/tests/install/consumer/app.cpp" $(pc --variable=cxxflags devmesh) \
+"$mpicxx" -o app_cpp_pc "$src/tests/install/consumer/app.cpp" $(pc --variable=cxxflags devmesh) \
   $(pc --cflags --libs devmesh)
 uses_staged ./app_cpp_pc "$pc_libpath"
-out=$(run_pc mpirun4 mpiexec -n 4 ./app_cpp_pc)
+out=$(run_pc mpirun4 ./app_cpp_pc)
 echo "$out"
 grep -q "c++ consumer: dp_tp over 4 ranks: ok" <<<"$out" || fail "C++ program output"
 
 if [ "$fortran" = true ]; then
   step "Fortran with mpifort and pkg-config: $(pc --cflags --libs devmesh-fortran)"
+  mpifort=$(pc --variable=mpifort devmesh-fortran)
+  [ -x "$mpifort" ] || fail "devmesh-fortran.pc names no usable mpifort ('$mpifort')"
   # shellcheck disable=SC2046
-  mpifort -o app_f_pc "$src/tests/install/consumer/app.f90" $(pc --cflags --libs devmesh-fortran)
+  "$mpifort" -o app_f_pc "$src/tests/install/consumer/app.f90" $(pc --cflags --libs devmesh-fortran)
   uses_staged ./app_f_pc "$pc_libpath"
-  out=$(run_pc mpirun4 mpiexec -n 4 ./app_f_pc)
+  same_mpi ./app_f_pc "$pc_libpath"
+  out=$(run_pc mpirun4 ./app_f_pc)
   echo "$out"
   grep -q "fortran consumer: tp group of rank 0 has 2 ranks: ok" <<<"$out" || fail "Fortran program output"
 fi
@@ -151,15 +177,15 @@ fi
 
 step "a backend plugin built against the installed headers (tests/install/backend)"
 # shellcheck disable=SC2046
-mpicc -shared -fPIC -std=c11 -o libdevmesh-backend-example.so "$src/tests/install/backend/devmesh_backend_example.c" \
+"$mpicc" -shared -fPIC -std=c11 -o libdevmesh-backend-example.so "$src/tests/install/backend/devmesh_backend_example.c" \
   $(pc --cflags devmesh)
 # shellcheck disable=SC2046
-mpicxx -std=c++20 -o app_backend "$src/tests/install/backend/app_backend.cpp" $(pc --cflags --libs devmesh)
-out=$(DEVMESH_BACKEND_PATH=$PWD LD_LIBRARY_PATH=$slib mpirun4 mpiexec -n 4 ./app_backend)
+"$mpicxx" -std=c++20 -o app_backend "$src/tests/install/backend/app_backend.cpp" $(pc --cflags --libs devmesh)
+out=$(DEVMESH_BACKEND_PATH=$PWD LD_LIBRARY_PATH=$slib mpirun4 ./app_backend)
 echo "$out"
 [ "$(grep -c "tp on example: ok" <<<"$out")" = 4 ] || fail "the example backend plugin"
 # Without DEVMESH_BACKEND_PATH the name is unknown, and creation says where it looked.
-if out=$(LD_LIBRARY_PATH=$slib mpirun4 mpiexec -n 1 ./app_backend 2>&1); then fail "found a plugin that is not there"; fi
+if out=$(LD_LIBRARY_PATH=$slib bash "$launcher" -n 1 ./app_backend 2>&1); then fail "found a plugin that is not there"; fi
 grep -q "unknown backend 'example'" <<<"$out" || { echo "$out"; fail "the message for a missing plugin"; }
 
 if command -v cmake >/dev/null; then
@@ -176,14 +202,15 @@ if command -v cmake >/dev/null; then
   cmake --build cmake-build >>cmake.log 2>&1 || { cat cmake.log; fail "cmake build"; }
   # Run through the build tree's RPATH, which points into the staging directory.
   uses_staged cmake-build/app_c
-  out=$(mpirun4 mpiexec -n 4 cmake-build/app_c)
+  for app in app_c app_cpp $([ "$fortran" = true ] && echo app_f); do same_mpi "cmake-build/$app"; done
+  out=$(mpirun4 cmake-build/app_c)
   echo "$out"
   grep -q "c consumer: devmesh $version, tp group of rank 0 has 2 ranks: ok" <<<"$out" || fail "CMake C program"
-  out=$(mpirun4 mpiexec -n 4 cmake-build/app_cpp)
+  out=$(mpirun4 cmake-build/app_cpp)
   echo "$out"
   grep -q "c++ consumer: dp_tp over 4 ranks: ok" <<<"$out" || fail "CMake C++ program"
   if [ "$fortran" = true ]; then
-    out=$(mpirun4 mpiexec -n 4 cmake-build/app_f)
+    out=$(mpirun4 cmake-build/app_f)
     echo "$out"
     grep -q "fortran consumer: tp group of rank 0 has 2 ranks: ok" <<<"$out" || fail "CMake Fortran program"
   fi
@@ -191,7 +218,7 @@ if command -v cmake >/dev/null; then
   # (CMAKE_INSTALL_RPATH_USE_LINK_PATH) keeps the one to libdevmesh.
   cmake --install cmake-build >>cmake.log 2>&1 || { cat cmake.log; fail "cmake install"; }
   uses_staged "$tmp/consumer/bin/app_cpp"
-  out=$(mpirun4 mpiexec -n 4 "$tmp/consumer/bin/app_cpp")
+  out=$(mpirun4 "$tmp/consumer/bin/app_cpp")
   echo "$out"
   grep -q "c++ consumer: dp_tp over 4 ranks: ok" <<<"$out" || fail "installed CMake C++ program"
 else

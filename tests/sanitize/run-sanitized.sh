@@ -19,7 +19,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$1
 
 if [ ! -f "$build/build.ninja" ]; then
-  meson setup "$build" "$root" -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug \
+  meson setup "$build" "$root" -Dmpi=mpich -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug \
     -Dtools=disabled -Dfortran=disabled -Dnccl=disabled -Dexamples=false >/dev/null
 fi
 
@@ -34,7 +34,8 @@ export ASAN_OPTIONS=halt_on_error=1:print_stacktrace=1:detect_leaks=1:strict_str
 export LSAN_OPTIONS=suppressions=$root/tests/sanitize/lsan.supp:print_suppressions=0
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 start=$(date +%s)
-# The yield shim the MPI tests preload is no test's dependency: build it.
-ninja -C "$build" tests/support/libdevmesh_test_yield.so >/dev/null
+# The yield shim the MPI tests preload and the plugins they load by name
+# are no test's dependency: build them.
+ninja -C "$build" tests/support/libdevmesh_test_yield.so test-plugins >/dev/null
 meson test -C "$build" --print-errorlogs "${tests[@]}"
 echo "run-sanitized: ${#tests[@]} tests clean under ASan+UBSan in $(( $(date +%s) - start ))s (build included)"

@@ -142,6 +142,9 @@ log "cluster up: nodes n1 n2 idle (ports $ctld_port, $port1, $port2)"
 # 8 busy-polling ranks on 2 cores fast (see tests/support/yield.c); sbatch passes
 # the environment on to the job (--export=ALL).
 export DEVMESH_BUILD="$build"
+# MPICH's hydra by name: the unsuffixed mpiexec may be Open MPI's.
+MPIEXEC=$(command -v mpiexec.hydra || command -v mpiexec.mpich || echo mpiexec)
+export MPIEXEC
 yield="$build/tests/support/libdevmesh_test_yield.so"
 [ -f "$yield" ] && export LD_PRELOAD="$yield${LD_PRELOAD:+:$LD_PRELOAD}"
 unset MPIR_CVAR_NOLOCAL DEVMESH_HOST_ID  # NOLOCAL makes every rank a node of its own

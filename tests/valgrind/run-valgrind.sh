@@ -36,7 +36,7 @@ for p in "${programs[@]}"; do
   name=$(basename "$p")
   start=$(date +%s)
   rc=0
-  timeout 600 mpiexec -n "$ranks" \
+  timeout 600 bash "$build/tests/support/mpiexec" -n "$ranks" \
     valgrind --tool=memcheck --error-exitcode=97 --num-callers=30 \
       --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect \
       --suppressions="$root/tests/valgrind/devmesh.supp" --gen-suppressions=all \
