@@ -72,8 +72,11 @@
  *   - Every function pointer other than those marked "mandatory" may be
  *     NULL: the operation then fails with DEVMESH_ERR_UNSUPPORTED.
  *   - The enum values of devmesh.h (statuses, data types, reductions) never
- *     change meaning; new ones may be added, and a plugin answers one it
- *     does not know with DEVMESH_ERR_UNSUPPORTED.
+ *     change meaning. New data types or reductions come with a new ABI
+ *     version, and a core never passes a plugin one newer than the
+ *     plugin's version. A plugin answers a value outside the enums with
+ *     DEVMESH_ERR_INVALID_ARGUMENT, and one it knows but lacks with
+ *     DEVMESH_ERR_UNSUPPORTED.
  *   - devmesh_backend_group_t starts with its size; the core only ever
  *     appends members, and a plugin reads members beyond those it knows
  *     only if size says they are there.
