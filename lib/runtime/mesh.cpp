@@ -378,18 +378,14 @@ std::vector<detail::Field> creation_fields(const std::vector<int>& shape, const 
     be.add(dim);
     be.add(backend);
   }
-  // Options as each backend parsed them, without those it takes per rank
-  // (NCCL's device); as given when a backend did not load here.
-  if (v.backends.empty()) {
-    for (const std::string& o : options.backend_options) op.add(o);
-    for (const auto& [dim, o] : options.dim_options) {
-      op.add(dim);
-      op.add(o);
-    }
-  }
-  for (const auto& [spec, instance] : v.backends) {
-    op.add(spec.name);
-    op.add(instance->agreed_options());
+  // Every backend named, with its options as each backend parsed them,
+  // without those it takes per rank (NCCL's device); where a backend did
+  // not load, its options as given (see agreed_options).
+  for (const BackendSpec& spec : detail::backends_named(options)) {
+    const devmesh_backend_v1_t* table = nullptr;
+    for (const auto& [loaded, instance] : v.backends)
+      if (instance && loaded.key() == spec.key()) table = &instance->table();
+    op.add(detail::agreed_options(spec, table));
   }
   return {{"arguments (as checked by the C API)", c.h}, {"shapes", sh.h},   {"dim names", nm.h},
           {"rank lists", rk.h},                          {"backends", be.h}, {"backend options", op.h}};
@@ -418,6 +414,9 @@ Status check_locally(Validated& v, const std::vector<int>& shape, const std::vec
       throw Error(Status::invalid_argument, "comm_errors " + std::to_string(static_cast<int>(options.comm_errors)) +
                                                 " is not a CommErrors");
     for (BackendSpec& b : detail::backends_named(options)) {
+      // The built-in MPI backend without options has nothing to check: its
+      // instance is made when a dim first needs it (upgraded()).
+      if (b.name == "mpi" && b.options.empty()) continue;
       auto instance = std::make_unique<detail::BackendInstance>(b);
       v.backends.emplace_back(std::move(b), std::move(instance));
     }
@@ -425,7 +424,6 @@ Status check_locally(Validated& v, const std::vector<int>& shape, const std::vec
     v.view = View::create(std::move(spec));
     return Status::success;
   } catch (const Error& e) {
-    v.backends.clear();
     message = e.what();
     return e.status();
   }

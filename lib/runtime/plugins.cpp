@@ -332,17 +332,18 @@ std::unique_ptr<Communicator> BackendInstance::create(const devmesh_backend_grou
   }
 }
 
-std::string BackendInstance::agreed_options() const {
+std::string agreed_options(const BackendSpec& spec, const devmesh_backend_v1_t* table) {
   std::vector<std::string> kept;
-  for (const auto& [k, v] : options_) {
+  for (const std::string& item : spec.options) {
+    const std::string_view key = std::string_view(item).substr(0, item.find('='));
     bool per_rank = false;
-    for (const char* const* p = table_->per_rank_keys; p && *p; ++p)
-      if (k == *p) per_rank = true;
-    if (!per_rank) kept.push_back(k + "=" + v);
+    for (const char* const* p = table ? table->per_rank_keys : nullptr; p && *p; ++p)
+      if (key == *p) per_rank = true;
+    if (!per_rank) kept.push_back(item);
   }
   std::sort(kept.begin(), kept.end());
-  std::string out;
-  for (const std::string& s : kept) out += s + '\n';
+  std::string out = spec.name;
+  for (const std::string& s : kept) out += '\n' + s;
   return out;
 }
 

@@ -46,15 +46,18 @@ class BackendInstance {
   // Collective over group.group; see comm_create.
   std::unique_ptr<Communicator> create(const devmesh_backend_group_t& group);
   const devmesh_backend_v1_t& table() const noexcept { return *table_; }
-  // The options that every rank must agree on, canonical ("k=v" sorted,
-  // without the backend's per-rank keys).
-  std::string agreed_options() const;
 
  private:
   const devmesh_backend_v1_t* table_;
   std::vector<std::pair<std::string, std::string>> options_;
   void* instance_ = nullptr;
 };
+
+// What every rank must agree on of a backend spec, canonical: the name and
+// the "key=value" items sorted, without the keys `table` declares per rank
+// (table NULL: the backend did not load here; all items are kept, which
+// agrees with the ranks where it loaded unless per-rank options were given).
+std::string agreed_options(const BackendSpec& spec, const devmesh_backend_v1_t* table);
 
 // Splits "key=value" items (throws invalid_argument naming a malformed or
 // repeated one).
