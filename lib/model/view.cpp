@@ -172,6 +172,11 @@ std::vector<Dim> View::registered() const {
 View View::slice(std::span<const std::string> names) const {
   // A view of no dims is not a mesh (create() refuses ndim 0 too).
   if (names.empty()) fail(Status::invalid_argument, "slice needs at least one dim name");
+  // Every dim of this view in its own order is this view itself (a root
+  // stays a root, so names registered on it stay sliceable), as in PyTorch.
+  if (names.size() == dims_.size() &&
+      std::equal(names.begin(), names.end(), dims_.begin(), [](const std::string& n, const Dim& d) { return n == d.name; }))
+    return *this;
   std::vector<Dim> out;
   out.reserve(names.size());
   std::vector<Layout> layouts;

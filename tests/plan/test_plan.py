@@ -88,6 +88,14 @@ def test_worked_examples():
     g = groups_of(ok_json(*base, "--slice", "dp,cp", "--flatten", "-", "--root", "--slice", "tp,dp_cp"))
     check(g == {"tp": [[0, 1], [2, 3], [4, 5], [6, 7]], "dp_cp": [[0, 2, 4, 6], [1, 3, 5, 7]]},
           "slice of a registered name after --root")
+    # Slicing every dim of the root in its own order is the root itself, so
+    # registered names stay sliceable (PyTorch gives [1,3,5,7] at rank 7).
+    g = groups_of(ok_json(*base, "--slice", "dp,cp", "--flatten", "-", "--root", "--slice", "dp,cp,tp",
+                          "--slice", "dp_cp"))
+    check(g == {"dp_cp": [[0, 2, 4, 6], [1, 3, 5, 7]]}, "slice of all dims in order keeps the root")
+    # A flattened 1-D view flattened into its own name is that view.
+    g = groups_of(ok_json(*base, "--slice", "dp,cp", "--flatten", "-", "--flatten", "dp_cp"))
+    check(g == {"dp_cp": [[0, 2, 4, 6], [1, 3, 5, 7]]}, "flatten of a 1-D view into its own name")
     # --flatten without a NAME means the default name (dim names joined by _),
     # wherever it stands: last, before another option, or given twice.
     g = groups_of(ok_json(*base, "--slice", "dp,cp", "--flatten"))

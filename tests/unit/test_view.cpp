@@ -136,6 +136,16 @@ BOOST_AUTO_TEST_CASE(dp_cp_tp_flatten_and_slice) {
   expect_error([&] { v.slice(Names{"cp", "tp"}).flatten("dp_cp"); }, Status::duplicate_name, {"'dp_cp'"});
   expect_error([&] { v.slice(Names{"cp", "tp"}).flatten("dp"); }, Status::duplicate_name, {"'dp'"});
   BOOST_TEST((v.slice(Names{"tp"}).flatten("tp").names() == Names{"tp"}));  // a root dim into its own name
+  // All of a view's dims in its own order give back that view: from the
+  // root, registered names stay sliceable (PyTorch: [1,3,5,7] at rank 7).
+  const View all = dp_tp.root().slice(Names{"dp", "cp", "tp"});
+  BOOST_TEST(all.is_root());
+  BOOST_TEST((all.slice(Names{"dp_cp"}).group(0, 7) == std::vector<index_t>{1, 3, 5, 7}));
+  // ... but another order is a new view, as before.
+  expect_error([&] { v.slice(Names{"cp", "dp", "tp"}).slice(Names{"dp_cp"}); }, Status::unknown_dim, {"'dp_cp'"});
+  // A flattened 1-D view flattened again into its own name is that view.
+  BOOST_TEST((dp_cp.flatten("dp_cp").names() == Names{"dp_cp"}));
+  BOOST_TEST(dp_cp.flatten("dp_cp").dims()[0].layout == dp_cp.dims()[0].layout);
 }
 
 BOOST_AUTO_TEST_CASE(unflatten_dp) {
@@ -159,7 +169,8 @@ BOOST_AUTO_TEST_CASE(root_returns_the_root_view) {
   BOOST_TEST(r.is_root());
   BOOST_TEST(r.to_string() == v.to_string());
   BOOST_TEST(r.root_id() == v.root_id());
-  BOOST_TEST(!v.slice(Names{"a", "b"}).is_root());
+  BOOST_TEST(v.slice(Names{"a", "b"}).is_root());    // all dims, own order: the view itself
+  BOOST_TEST(!v.slice(Names{"b", "a"}).is_root());   // transposed: a new view
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -284,6 +295,13 @@ Outcome ref_slice(const RefRoot& root, const RefView& v, const Names& names) {
     if (!d && v.is_root) d = find(root.registry, n);
     if (!d) return fail(Status::unknown_dim);
     out.dims.push_back(*d);
+  }
+  // Every dim of the view in its own order: that same view (a root stays a
+  // root, so its registered names stay sliceable), as in PyTorch.
+  if (names.size() == v.dims.size()) {
+    bool same = true;
+    for (std::size_t i = 0; i < names.size(); ++i) same = same && names[i] == v.dims[i].name;
+    if (same) return {Status::success, v};
   }
   for (std::size_t i = 0; i < out.dims.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)
