@@ -99,39 +99,13 @@ enum devmesh_comm_path {
 DEVMESH_C_API int devmesh_create(MPI_Comm parent, int ndim, const int shape[],
                                  const char *const names[], devmesh_t *mesh);
 
-/* As devmesh_create over an explicit list of parent ranks: root index x is
- * parent rank ranks[x]. ranks holds prod(shape) distinct parent ranks, so
- * shape must not contain zeros here. Parent ranks not listed get
- * *mesh = NULL and DEVMESH_SUCCESS.
- * Collective over parent (every parent rank calls it, listed or not, with
- * the same arguments).
- * Errors: as devmesh_create; a 0 in shape, a negative, out-of-range or
- * repeated rank -> INVALID_ARGUMENT; prod(shape) larger than the size of
- * parent -> SHAPE_MISMATCH. */
-DEVMESH_C_API int devmesh_create_from_ranks(MPI_Comm parent, int ndim, const int shape[],
-                                            const int ranks[], const char *const names[],
-                                            devmesh_t *mesh);
-
-/* As devmesh_create_from_ranks with the list's length given: ranks holds
- * nranks distinct parent ranks, and zeros in shape are chosen (as
- * MPI_Dims_create does) so that the product is nranks.
- * Collective over parent.
- * Errors: as devmesh_create_from_ranks; prod(shape) != nranks ->
- * SHAPE_MISMATCH; nranks < 1 -> INVALID_ARGUMENT. */
-DEVMESH_C_API int devmesh_create_from_rank_list(MPI_Comm parent, int ndim, const int shape[],
-                                                int nranks, const int ranks[],
-                                                const char *const names[], devmesh_t *mesh);
-
-/* Fortran-handle variants: parent is an MPI_Fint (converted with
- * MPI_Comm_f2c). Same semantics and collectiveness as above. */
+/* devmesh_create with a Fortran handle for parent (converted with
+ * MPI_Comm_f2c). Same semantics and collectiveness. */
 DEVMESH_C_API int devmesh_create_f(MPI_Fint parent, int ndim, const int shape[],
                                    const char *const names[], devmesh_t *mesh);
-DEVMESH_C_API int devmesh_create_from_ranks_f(MPI_Fint parent, int ndim, const int shape[],
-                                              const int ranks[], const char *const names[],
-                                              devmesh_t *mesh);
-DEVMESH_C_API int devmesh_create_from_rank_list_f(MPI_Fint parent, int ndim, const int shape[],
-                                                  int nranks, const int ranks[],
-                                                  const char *const names[], devmesh_t *mesh);
+
+/* Rank lists and host-aware ordering are options of devmesh_create_ex
+ * (devmesh_config_t's nranks, ranks and host_aware). */
 
 /* ---- options: backends per mesh and per dim ------------------------------ */
 
@@ -189,13 +163,18 @@ typedef struct devmesh_config_s {
   const char *dim_options;
   /* An explicit rank list: root index x is parent rank ranks[x]; nranks
    * distinct parent ranks, and zeros in shape are chosen so that the
-   * product is nranks. Parent ranks not listed get *mesh = NULL.
-   * nranks DEVMESH_CONFIG_UNSET (and ranks NULL): all parent ranks. */
+   * product is nranks. Parent ranks not listed get *mesh = NULL (and
+   * DEVMESH_SUCCESS); they call devmesh_create_ex too, with the same list.
+   * nranks DEVMESH_CONFIG_UNSET (and ranks NULL): all parent ranks. The
+   * list is read during the call only. */
   int nranks;
   const int *ranks;
-  /* 1: order the ranks by host, so that the innermost dims stay within
-   * hosts whatever the launcher's placement (devmesh_create_hosts' host
-   * discovery; not with a rank list). 0 or unset: parent rank order. */
+  /* 1: order all parent ranks by host, so that the innermost dims stay
+   * within hosts whatever the launcher's placement (block or cyclic): root
+   * index x is the parent rank with local rank x % L on host x / L (L
+   * ranks per host; hosts as devmesh_create_hosts discovers them, numbered
+   * by lowest parent rank). Hosts are discovered after the ranks agreed on
+   * the arguments. 0 or unset: parent rank order. Not with a rank list. */
   int host_aware;
   /* The error handler of the communicators devmesh_comm and
    * devmesh_cart_comm return: a devmesh_comm_errors; unset:
@@ -216,11 +195,20 @@ enum devmesh_comm_errors {
         NULL, DEVMESH_CONFIG_UNSET, NULL, DEVMESH_CONFIG_UNSET, DEVMESH_CONFIG_UNSET          \
   }
 
-/* devmesh_create with options (config NULL: the defaults).
- * Collective over parent.
+/* devmesh_create with options (config NULL: the defaults): backends, a
+ * rank list (nranks, ranks), host-aware ordering (host_aware).
+ * Collective over parent (every parent rank calls it, listed or not, with
+ * the same arguments).
  * Errors: as devmesh_create; config not made from DEVMESH_CONFIG_INITIALIZER
  * (wrong magic or size), a malformed dim_backends, backend_options or
- * dim_options string, a bad comm_errors -> INVALID_ARGUMENT; a backend
+ * dim_options string, a bad comm_errors, host_aware other than 0 or 1 ->
+ * INVALID_ARGUMENT; nranks set and < 1, nranks set with ranks NULL, ranks
+ * set with nranks unset, a negative, out-of-range or repeated rank, a rank
+ * list with host_aware 1 -> INVALID_ARGUMENT; prod(shape) != nranks ->
+ * SHAPE_MISMATCH; with host_aware, hosts with different numbers of ranks
+ * -> SHAPE_MISMATCH (the message lists the counts) and DEVMESH_HOST_ID set
+ * on some ranks only -> INCONSISTENT; ranks that passed different rank
+ * lists or host_aware values -> INCONSISTENT naming them; a backend
  * name (default or per dim) that is no backend -> INVALID_ARGUMENT; a
  * backend found but unusable here (the plugin cannot be loaded, has the
  * wrong ABI, or cannot run on this machine, e.g. "nccl" without a GPU) ->
@@ -231,13 +219,6 @@ enum devmesh_comm_errors {
 DEVMESH_C_API int devmesh_create_ex(MPI_Comm parent, int ndim, const int shape[],
                                     const char *const names[], const devmesh_config_t *config,
                                     devmesh_t *mesh);
-
-/* devmesh_create_from_rank_list with options. Collective over parent. */
-DEVMESH_C_API int devmesh_create_from_rank_list_ex(MPI_Comm parent, int ndim, const int shape[],
-                                                   int nranks, const int ranks[],
-                                                   const char *const names[],
-                                                   const devmesh_config_t *config,
-                                                   devmesh_t *mesh);
 
 /* devmesh_create_ex with a Fortran handle for parent (converted with
  * MPI_Comm_f2c). Collective over parent. */
@@ -259,15 +240,9 @@ DEVMESH_C_API int devmesh_create_ex_f(MPI_Fint parent, int ndim, const int shape
 DEVMESH_C_API int devmesh_create_hosts(MPI_Comm parent, const char *host_dim,
                                        const char *local_dim, devmesh_t *mesh);
 
-/* devmesh_create with the rank order built from the hosts, so that the
- * innermost dims stay within hosts whatever the launcher's placement
- * (block or cyclic). Collective over parent. Errors: as devmesh_create and
- * devmesh_create_hosts. */
-DEVMESH_C_API int devmesh_create_host_aware(MPI_Comm parent, int ndim, const int shape[],
-                                            const char *const names[], devmesh_t *mesh);
-
 /* *within = 1 when every group of dim stays within one host, else 0. Needs
- * a mesh made by devmesh_create_hosts or devmesh_create_host_aware (else
+ * a mesh made by devmesh_create_hosts or by devmesh_create_ex with
+ * host_aware 1 (else
  * INVALID_ARGUMENT). Not collective. */
 DEVMESH_C_API int devmesh_dim_within_hosts(devmesh_t m, const char *dim, int *within);
 

@@ -103,6 +103,13 @@ struct MeshOptions {
   std::vector<std::pair<std::string, std::string>> dim_options;
   // The error handler of the communicators the mesh hands out.
   CommErrors comm_errors = CommErrors::inherit;
+  // Order the parent's ranks by host (see create_host_aware in hosts.hpp):
+  // root index x is the parent rank with local rank x % L on host x / L, so
+  // that trailing dims stay within hosts whatever the launcher's placement.
+  // Host discovery runs after the creation agreement, so ranks that
+  // disagree on it get inconsistent like any other argument. Not with a
+  // rank list (invalid_argument).
+  bool host_aware = false;
 };
 
 namespace detail {

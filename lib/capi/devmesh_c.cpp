@@ -149,12 +149,6 @@ void copy_ints(const std::vector<int>& v, int capacity, const char* capacity_nam
   copy_ints(v, out);
 }
 
-bool mpi_usable() noexcept {
-  int initialized = 0, finalized = 0;
-  return MPI_Initialized(&initialized) == MPI_SUCCESS && initialized &&
-         MPI_Finalized(&finalized) == MPI_SUCCESS && !finalized;
-}
-
 // Items of a C option string: "a,b,c" split at `sep`; empty items are
 // refused (a doubled or trailing separator is a typo).
 std::vector<std::string> items(std::string_view text, char sep, const char* field) {
@@ -170,11 +164,19 @@ std::vector<std::string> items(std::string_view text, char sep, const char* fiel
   }
 }
 
-// The C config as MeshOptions. A config shorter than ours (an older
-// caller) leaves the fields it lacks unset.
-devmesh::MeshOptions options_of(const devmesh_config_t* cfg) {
-  devmesh::MeshOptions o;
-  if (!cfg) return o;
+// What a C config asks of a creation: the options, and the rank list if it
+// has one.
+struct Creation {
+  devmesh::MeshOptions options;
+  std::optional<std::vector<int>> ranks;
+};
+
+// The C config as a Creation. A config shorter than ours (an older caller)
+// leaves the fields it lacks unset.
+Creation creation_of(const devmesh_config_t* cfg) {
+  Creation out;
+  devmesh::MeshOptions& o = out.options;
+  if (!cfg) return out;
   if (cfg->magic != DEVMESH_CONFIG_MAGIC)
     invalid("the config was not initialised with DEVMESH_CONFIG_INITIALIZER (wrong magic)");
   constexpr std::size_t known = offsetof(devmesh_config_t, backend) + sizeof(const char*);
@@ -206,7 +208,17 @@ devmesh::MeshOptions options_of(const devmesh_config_t* cfg) {
       c.comm_errors != DEVMESH_COMM_ERRORS_RETURN)
     invalid("comm_errors " + std::to_string(c.comm_errors) + " is not a devmesh_comm_errors");
   if (c.comm_errors != DEVMESH_CONFIG_UNSET) o.comm_errors = static_cast<devmesh::CommErrors>(c.comm_errors);
-  return o;
+  if (c.host_aware != DEVMESH_CONFIG_UNSET && c.host_aware != 0 && c.host_aware != 1)
+    invalid("host_aware " + std::to_string(c.host_aware) + " is neither 0 nor 1");
+  o.host_aware = c.host_aware == 1;
+  if (c.nranks == DEVMESH_CONFIG_UNSET) {
+    if (c.ranks) invalid("ranks is set but nranks is not: the rank list needs its length");
+  } else {
+    if (c.nranks < 1) invalid("nranks is " + std::to_string(c.nranks) + "; the rank list needs at least one rank");
+    if (!c.ranks) invalid("nranks is " + std::to_string(c.nranks) + " but ranks is NULL");
+    out.ranks.emplace(c.ranks, c.ranks + c.nranks);
+  }
+  return out;
 }
 
 // Runs a collective creation whose arguments the C layer checked first. A
@@ -220,66 +232,33 @@ Mesh collective(MPI_Comm parent, const std::optional<Error>& local, Create&& cre
   return create();
 }
 
-// How a create call lists its ranks.
-enum class RankList {
-  none,        // devmesh_create: all parent ranks
-  from_shape,  // devmesh_create_from_ranks: prod(shape) ranks
-  counted,     // devmesh_create_from_rank_list: nranks ranks
-};
-
 // devmesh_create*. Problems only the C layer can see (NULL pointers,
-// ndim < 1, zeros with an implicit list length) are still collective (see
-// collective()).
-int create(const char* fn, MPI_Comm parent, int ndim, const int shape[], RankList list, int nranks,
-           const int ranks[], const char* const names[], devmesh_t* mesh,
-           const devmesh_config_t* config = nullptr) {
+// ndim < 1, a malformed config) are still collective (see collective()).
+// Host discovery for host_aware runs inside Mesh::create, after the
+// agreement, so a rank that fails here makes the same calls as the others
+// whatever the config asked for.
+int create(const char* fn, MPI_Comm parent, int ndim, const int shape[], const char* const names[],
+           devmesh_t* mesh, const devmesh_config_t* config = nullptr) {
   return guard(fn, [&] {
     if (parent == MPI_COMM_NULL) invalid("the parent communicator is MPI_COMM_NULL");
     std::optional<Error> local;
-    std::vector<int> shape_v, ranks_v;
+    std::vector<int> shape_v;
     std::vector<std::string> names_v;
-    devmesh::MeshOptions options;
+    Creation c;
     try {
-      options = options_of(config);
+      c = creation_of(config);
       need(mesh, "the mesh output pointer");
       if (ndim < 1) invalid("ndim is " + std::to_string(ndim) + "; a mesh needs at least one dim");
       need(shape, "shape");
       need(names, "names");
       shape_v.assign(shape, shape + ndim);
       names_v = strings(ndim, names, "names");
-      if (list == RankList::counted) {
-        if (nranks < 1) invalid("nranks is " + std::to_string(nranks) + "; the rank list needs at least one rank");
-        need(ranks, "ranks");
-        ranks_v.assign(ranks, ranks + nranks);
-      } else if (list == RankList::from_shape) {
-        need(ranks, "ranks");
-        std::int64_t count = 1;  // clamped: anything above INT_MAX is too large anyway
-        for (int i = 0; i < ndim; ++i) {
-          const int s = shape_v[static_cast<std::size_t>(i)];
-          if (s == 0)
-            invalid("a size of 0 cannot be inferred here: the rank list's length is the product of shape "
-                    "(devmesh_create_from_rank_list takes the length)");
-          if (s < 0)
-            invalid("size " + std::to_string(s) + " of dim '" + names_v[static_cast<std::size_t>(i)] +
-                    "' is negative");
-          count = std::min<std::int64_t>(count * s, std::int64_t{INT32_MAX} + 1);
-        }
-        int world = 0;
-        // Without MPI, Mesh::create reports that; the list is not read.
-        if (mpi_usable() && MPI_Comm_size(parent, &world) == MPI_SUCCESS) {
-          if (count > world)
-            throw Error(Status::shape_mismatch, "shape multiplies to " + std::to_string(count) +
-                                                    " ranks but the parent has only " + std::to_string(world));
-          ranks_v.assign(ranks, ranks + count);
-        }
-      }
     } catch (const Error& e) {
       local = e;
     }
     Mesh m = collective(parent, local, [&] {
-      return list == RankList::none
-                 ? Mesh::create(parent, std::move(shape_v), std::move(names_v), options)
-                 : Mesh::create(parent, std::move(shape_v), std::move(names_v), std::move(ranks_v), options);
+      return c.ranks ? Mesh::create(parent, std::move(shape_v), std::move(names_v), std::move(*c.ranks), c.options)
+                     : Mesh::create(parent, std::move(shape_v), std::move(names_v), c.options);
     });
     if (!m.is_member()) {
       *mesh = nullptr;
@@ -295,53 +274,22 @@ extern "C" {
 
 int devmesh_create(MPI_Comm parent, int ndim, const int shape[], const char* const names[],
                    devmesh_t* mesh) {
-  return create("devmesh_create", parent, ndim, shape, RankList::none, 0, nullptr, names, mesh);
-}
-
-int devmesh_create_from_ranks(MPI_Comm parent, int ndim, const int shape[], const int ranks[],
-                              const char* const names[], devmesh_t* mesh) {
-  return create("devmesh_create_from_ranks", parent, ndim, shape, RankList::from_shape, 0, ranks, names, mesh);
-}
-
-int devmesh_create_from_rank_list(MPI_Comm parent, int ndim, const int shape[], int nranks, const int ranks[],
-                                  const char* const names[], devmesh_t* mesh) {
-  return create("devmesh_create_from_rank_list", parent, ndim, shape, RankList::counted, nranks, ranks, names,
-                mesh);
+  return create("devmesh_create", parent, ndim, shape, names, mesh);
 }
 
 int devmesh_create_f(MPI_Fint parent, int ndim, const int shape[], const char* const names[],
                      devmesh_t* mesh) {
-  return create("devmesh_create_f", MPI_Comm_f2c(parent), ndim, shape, RankList::none, 0, nullptr, names, mesh);
-}
-
-int devmesh_create_from_ranks_f(MPI_Fint parent, int ndim, const int shape[], const int ranks[],
-                                const char* const names[], devmesh_t* mesh) {
-  return create("devmesh_create_from_ranks_f", MPI_Comm_f2c(parent), ndim, shape, RankList::from_shape, 0,
-                ranks, names, mesh);
-}
-
-int devmesh_create_from_rank_list_f(MPI_Fint parent, int ndim, const int shape[], int nranks,
-                                    const int ranks[], const char* const names[], devmesh_t* mesh) {
-  return create("devmesh_create_from_rank_list_f", MPI_Comm_f2c(parent), ndim, shape, RankList::counted, nranks,
-                ranks, names, mesh);
+  return create("devmesh_create_f", MPI_Comm_f2c(parent), ndim, shape, names, mesh);
 }
 
 int devmesh_create_ex(MPI_Comm parent, int ndim, const int shape[], const char* const names[],
                       const devmesh_config_t* config, devmesh_t* mesh) {
-  return create("devmesh_create_ex", parent, ndim, shape, RankList::none, 0, nullptr, names, mesh, config);
-}
-
-int devmesh_create_from_rank_list_ex(MPI_Comm parent, int ndim, const int shape[], int nranks,
-                                     const int ranks[], const char* const names[],
-                                     const devmesh_config_t* config, devmesh_t* mesh) {
-  return create("devmesh_create_from_rank_list_ex", parent, ndim, shape, RankList::counted, nranks, ranks,
-                names, mesh, config);
+  return create("devmesh_create_ex", parent, ndim, shape, names, mesh, config);
 }
 
 int devmesh_create_ex_f(MPI_Fint parent, int ndim, const int shape[], const char* const names[],
                         const devmesh_config_t* config, devmesh_t* mesh) {
-  return create("devmesh_create_ex_f", MPI_Comm_f2c(parent), ndim, shape, RankList::none, 0, nullptr, names, mesh,
-                config);
+  return create("devmesh_create_ex_f", MPI_Comm_f2c(parent), ndim, shape, names, mesh, config);
 }
 
 int devmesh_create_hosts(MPI_Comm parent, const char* host_dim, const char* local_dim, devmesh_t* mesh) {
@@ -351,27 +299,6 @@ int devmesh_create_hosts(MPI_Comm parent, const char* host_dim, const char* loca
     if (!mesh) local = Error(Status::invalid_argument, "the mesh output pointer is NULL");
     if (local) devmesh::detail::join_failed_host_creation(parent, *local);
     Mesh m = devmesh::create_host_mesh(parent, host_dim ? host_dim : "host", local_dim ? local_dim : "local");
-    give(make_handle(std::move(m)), mesh);
-  });
-}
-
-int devmesh_create_host_aware(MPI_Comm parent, int ndim, const int shape[], const char* const names[],
-                              devmesh_t* mesh) {
-  return guard("devmesh_create_host_aware", [&] {
-    if (parent == MPI_COMM_NULL) invalid("the parent communicator is MPI_COMM_NULL");
-    std::optional<Error> local;
-    std::vector<int> shape_v;
-    std::vector<std::string> names_v;
-    try {
-      need(mesh, "the mesh output pointer");
-      if (ndim < 1) invalid("ndim is " + std::to_string(ndim) + "; a mesh needs at least one dim");
-      shape_v.assign(need(shape, "shape"), shape + ndim);
-      names_v = strings(ndim, need(names, "names"), "names");
-    } catch (const Error& e) {
-      local = e;
-    }
-    if (local) devmesh::detail::join_failed_host_creation(parent, *local);
-    Mesh m = devmesh::create_host_aware(parent, shape_v, names_v);
     give(make_handle(std::move(m)), mesh);
   });
 }

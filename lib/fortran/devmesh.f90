@@ -92,18 +92,25 @@ module devmesh
   !> As devmesh_create over the listed ranks of comm (0-based; root index
   !> x is rank ranks(x+1)); zeros in shape are chosen from size(ranks).
   !> Ranks not listed get the null handle and DEVMESH_SUCCESS. Collective
-  !> over comm.
+  !> over comm. The same as devmesh_create_ex with ranks=.
   interface devmesh_create_from_ranks
     module procedure create_from_ranks_f08, create_from_ranks_int
   end interface devmesh_create_from_ranks
 
   !> devmesh_create_ex(comm, shape, names, mesh [, ierr] [, backend=]
-  !>                   [, dim_backends=] [, backend_options=] [, dim_options=])
+  !>                   [, dim_backends=] [, backend_options=] [, dim_options=]
+  !>                   [, ranks=] [, host_aware=])
   !> devmesh_create with the options of the C devmesh_config_t (see
-  !> devmesh.h), each a string; absent or blank: the library's default.
+  !> devmesh.h); absent or blank: the library's default.
   !> backend: backend of every dim without an override ("mpi");
   !> dim_backends: "dim=backend[,...]", e.g. "tp=nccl"; backend_options:
-  !> "key=value[,...]"; dim_options: "dim:key=value[,...][;dim:...]".
+  !> "key=value[,...]"; dim_options: "dim:key=value[,...][;dim:...]";
+  !> ranks: a rank list as for devmesh_create_from_ranks (0-based; ranks not
+  !> listed get the null handle; gfortran passes a zero-size constant such
+  !> as [integer ::] as absent, so an empty list is refused only through
+  !> devmesh_create_from_ranks); host_aware: .true. orders all ranks of
+  !> comm by host, so that the innermost dims stay within hosts (not with
+  !> ranks=: DEVMESH_ERR_INVALID_ARGUMENT).
   !> A backend name that is no backend gives DEVMESH_ERR_INVALID_ARGUMENT, a
   !> backend that is found but cannot be used here DEVMESH_ERR_UNSUPPORTED,
   !> on every rank, mesh untouched. Collective over comm.
@@ -169,15 +176,6 @@ module devmesh
       type(c_ptr), intent(in) :: names(*)
       type(c_ptr), intent(inout) :: mesh
     end function c_create_f
-
-    integer(c_int) function c_create_from_rank_list_f(parent, ndim, shape, nranks, ranks, names, mesh) &
-        bind(C, name='devmesh_create_from_rank_list_f')
-      import :: c_int, c_ptr
-      integer(c_int), value :: parent, ndim, nranks
-      integer(c_int), intent(in) :: shape(*), ranks(*)
-      type(c_ptr), intent(in) :: names(*)
-      type(c_ptr), intent(inout) :: mesh
-    end function c_create_from_rank_list_f
 
     integer(c_int) function c_create_ex_f(parent, ndim, shape, names, config, mesh) &
         bind(C, name='devmesh_create_ex_f')
@@ -519,23 +517,7 @@ contains
     character(len=*), intent(in) :: names(:)
     type(devmesh_t), intent(inout) :: mesh
     integer, intent(out), optional :: ierr
-    integer(c_int), allocatable :: shp(:), rk(:)
-    type(c_strings), target :: cs
-    type(c_ptr) :: out
-    integer(c_int) :: st
-    integer :: n
-    n = max(size(shape), size(names))
-    allocate(shp(max(n, 1)), rk(max(size(ranks), 1)))
-    shp = -1
-    shp(1:size(shape)) = int(shape, c_int)
-    rk = 0
-    rk(1:size(ranks)) = int(ranks, c_int)
-    call to_c_strings(names, n, cs)
-    out = mesh%ptr
-    st = c_create_from_rank_list_f(int(parent, c_int), int(n, c_int), shp, int(size(ranks), c_int), rk, &
-                                   cs%ptr, out)
-    if (st == DEVMESH_SUCCESS) mesh%ptr = out
-    call finish(st, 'devmesh_create_from_ranks', ierr)
+    call create_ex_common('devmesh_create_from_ranks', parent, shape, names, mesh, ierr, .true., ranks)
   end subroutine create_from_ranks_common
 
   subroutine create_from_ranks_f08(comm, shape, ranks, names, mesh, ierr)
@@ -558,16 +540,24 @@ contains
 
   ! shape and names padded as in create_common; each option a C string
   ! (c_null_ptr when absent or blank) living in its own buffer until the call
-  ! returns.
-  subroutine create_ex_common(parent, shape, names, mesh, ierr, backend, dim_backends, backend_options, &
-                              dim_options)
+  ! returns; the rank list likewise, when `listed` (not an optional
+  ! argument: gfortran passes a zero-size array such as [integer ::] on as
+  ! absent, which would turn an empty list into none). `proc` names the
+  ! caller's procedure in messages.
+  subroutine create_ex_common(proc, parent, shape, names, mesh, ierr, listed, ranks, backend, dim_backends, &
+                              backend_options, dim_options, host_aware)
+    character(len=*), intent(in) :: proc
     integer, intent(in) :: parent
     integer, intent(in) :: shape(:)
     character(len=*), intent(in) :: names(:)
     type(devmesh_t), intent(inout) :: mesh
     integer, intent(out), optional :: ierr
+    logical, intent(in) :: listed
+    integer, intent(in) :: ranks(:)
     character(len=*), intent(in), optional :: backend, dim_backends, backend_options, dim_options
+    logical, intent(in), optional :: host_aware
     integer(c_int), allocatable :: shp(:)
+    integer(c_int), allocatable, target :: rk(:)
     type(c_strings), target :: cs, cb, cdb, cbo, cdo
     type(c_config) :: cfg
     type(c_ptr) :: out
@@ -588,31 +578,58 @@ contains
     if (present(dim_backends)) call to_c_name(dim_backends, cdb, cfg%dim_backends)
     if (present(backend_options)) call to_c_name(backend_options, cbo, cfg%backend_options)
     if (present(dim_options)) call to_c_name(dim_options, cdo, cfg%dim_options)
+    if (listed) then
+      ! An empty list is passed as nranks 0 (the C layer refuses it), with
+      ! a valid pointer.
+      allocate(rk(max(size(ranks), 1)))
+      rk = 0
+      rk(1:size(ranks)) = int(ranks, c_int)
+      cfg%nranks = int(size(ranks), c_int)
+      cfg%ranks = c_loc(rk)
+    end if
+    if (present(host_aware)) cfg%host_aware = merge(1_c_int, 0_c_int, host_aware)
     out = mesh%ptr
     st = c_create_ex_f(int(parent, c_int), int(n, c_int), shp, cs%ptr, cfg, out)
     if (st == DEVMESH_SUCCESS) mesh%ptr = out
-    call finish(st, 'devmesh_create_ex', ierr)
+    call finish(st, proc, ierr)
   end subroutine create_ex_common
 
-  subroutine create_ex_f08(comm, shape, names, mesh, ierr, backend, dim_backends, backend_options, dim_options)
+  subroutine create_ex_f08(comm, shape, names, mesh, ierr, backend, dim_backends, backend_options, dim_options, &
+                           ranks, host_aware)
     type(MPI_Comm), intent(in) :: comm
     integer, intent(in) :: shape(:)
     character(len=*), intent(in) :: names(:)
     type(devmesh_t), intent(inout) :: mesh
     integer, intent(out), optional :: ierr
     character(len=*), intent(in), optional :: backend, dim_backends, backend_options, dim_options
-    call create_ex_common(comm%MPI_VAL, shape, names, mesh, ierr, backend, dim_backends, backend_options, &
-                          dim_options)
+    integer, intent(in), optional :: ranks(:)
+    logical, intent(in), optional :: host_aware
+    if (present(ranks)) then
+      call create_ex_common('devmesh_create_ex', comm%MPI_VAL, shape, names, mesh, ierr, .true., ranks, backend, &
+                            dim_backends, backend_options, dim_options, host_aware)
+    else
+      call create_ex_common('devmesh_create_ex', comm%MPI_VAL, shape, names, mesh, ierr, .false., [integer ::], &
+                            backend, dim_backends, backend_options, dim_options, host_aware)
+    end if
   end subroutine create_ex_f08
 
-  subroutine create_ex_int(comm, shape, names, mesh, ierr, backend, dim_backends, backend_options, dim_options)
+  subroutine create_ex_int(comm, shape, names, mesh, ierr, backend, dim_backends, backend_options, dim_options, &
+                           ranks, host_aware)
     integer, intent(in) :: comm
     integer, intent(in) :: shape(:)
     character(len=*), intent(in) :: names(:)
     type(devmesh_t), intent(inout) :: mesh
     integer, intent(out), optional :: ierr
     character(len=*), intent(in), optional :: backend, dim_backends, backend_options, dim_options
-    call create_ex_common(comm, shape, names, mesh, ierr, backend, dim_backends, backend_options, dim_options)
+    integer, intent(in), optional :: ranks(:)
+    logical, intent(in), optional :: host_aware
+    if (present(ranks)) then
+      call create_ex_common('devmesh_create_ex', comm, shape, names, mesh, ierr, .true., ranks, backend, &
+                            dim_backends, backend_options, dim_options, host_aware)
+    else
+      call create_ex_common('devmesh_create_ex', comm, shape, names, mesh, ierr, .false., [integer ::], &
+                            backend, dim_backends, backend_options, dim_options, host_aware)
+    end if
   end subroutine create_ex_int
 
   !> Releases the handle and nulls it; a null handle is accepted. Not

@@ -78,35 +78,6 @@ std::string counts_text(const HostInfo& info) {
   return s;
 }
 
-// Parent ranks host-major: host 0's ranks in parent order, then host 1's...
-// Throws Error(shape_mismatch) on uneven hosts (the same on every rank:
-// every rank holds the same table).
-std::vector<int> host_major(const std::vector<int>& host_of, const HostInfo& info, const char* what) {
-  if (!info.uniform)
-    throw Error(Status::shape_mismatch,
-                std::string(what) + " needs the same number of ranks on every host, but hosts have " +
-                    counts_text(info) + " (hosts numbered by lowest parent rank" +
-                    (host_id_override().empty() ? ")" : "; host identity from DEVMESH_HOST_ID)"));
-  std::vector<int> next(static_cast<std::size_t>(info.hosts));
-  for (int h = 0; h < info.hosts; ++h) next[static_cast<std::size_t>(h)] = h * info.local_size;
-  std::vector<int> ranks(host_of.size());
-  for (std::size_t r = 0; r < host_of.size(); ++r)
-    ranks[static_cast<std::size_t>(next[static_cast<std::size_t>(host_of[r])]++)] = static_cast<int>(r);
-  return ranks;
-}
-
-// Records host-major host info on a mesh just created over all of the
-// parent's ranks (its root index order is host-major by construction).
-void record_host_major(const Mesh& mesh, const HostInfo& info) {
-  const auto& state = MeshAccess::state(mesh);
-  if (!state) return;
-  auto hosts = std::make_shared<RootHosts>();
-  hosts->caller = info;
-  hosts->local_size = info.local_size;
-  std::lock_guard lock(state->mutex);
-  state->hosts = std::move(hosts);
-}
-
 std::shared_ptr<const RootHosts> hosts_of(const Mesh& mesh) {
   const auto& state = MeshAccess::state(mesh);
   if (!state) throw Error(Status::not_member, "the caller is not a member of this mesh (null mesh)");
@@ -161,6 +132,30 @@ HostInfo host_info_of(const std::vector<int>& host_of, int rank) {
   return info;
 }
 
+std::vector<int> host_major(const std::vector<int>& host_of, const HostInfo& info, const char* what) {
+  if (!info.uniform)
+    throw Error(Status::shape_mismatch,
+                std::string(what) + " needs the same number of ranks on every host, but hosts have " +
+                    counts_text(info) + " (hosts numbered by lowest parent rank" +
+                    (host_id_override().empty() ? ")" : "; host identity from DEVMESH_HOST_ID)"));
+  std::vector<int> next(static_cast<std::size_t>(info.hosts));
+  for (int h = 0; h < info.hosts; ++h) next[static_cast<std::size_t>(h)] = h * info.local_size;
+  std::vector<int> ranks(host_of.size());
+  for (std::size_t r = 0; r < host_of.size(); ++r)
+    ranks[static_cast<std::size_t>(next[static_cast<std::size_t>(host_of[r])]++)] = static_cast<int>(r);
+  return ranks;
+}
+
+void record_host_major(const Mesh& mesh, const HostInfo& info) {
+  const auto& state = MeshAccess::state(mesh);
+  if (!state) return;
+  auto hosts = std::make_shared<RootHosts>();
+  hosts->caller = info;
+  hosts->local_size = info.local_size;
+  std::lock_guard lock(state->mutex);
+  state->hosts = std::move(hosts);
+}
+
 }  // namespace detail
 
 using detail::host_info_of;
@@ -189,15 +184,9 @@ Mesh create_host_mesh(MPI_Comm parent, std::string host_dim, std::string local_d
 
 Mesh create_host_aware(MPI_Comm parent, std::vector<int> shape, std::vector<std::string> names,
                        const MeshOptions& options) {
-  detail::check_parent(parent);
-  int rank = 0;
-  DEVMESH_MPI(MPI_Comm_rank(parent, &rank));
-  const std::vector<int> host_of = host_table(parent);
-  const HostInfo info = host_info_of(host_of, rank);
-  std::vector<int> ranks = detail::host_major(host_of, info, "a host-aware mesh");
-  Mesh mesh = Mesh::create(parent, std::move(shape), std::move(names), std::move(ranks), options);
-  detail::record_host_major(mesh, info);
-  return mesh;
+  MeshOptions aware = options;
+  aware.host_aware = true;
+  return Mesh::create(parent, std::move(shape), std::move(names), aware);
 }
 
 namespace detail {

@@ -31,9 +31,18 @@ std::vector<int> host_table(MPI_Comm comm);
 // The rank's HostInfo from a host table.
 HostInfo host_info_of(const std::vector<int>& host_of, int rank);
 
-// join_failed_creation for create_host_mesh and create_host_aware: the
-// same collectives up to the agreement. Collective over parent; throws.
+// join_failed_creation for create_host_mesh: the same collectives up to
+// the agreement. Collective over parent; throws.
 [[noreturn]] void join_failed_host_creation(MPI_Comm parent, const Error& local);
+
+// The parent ranks host-major (host 0's ranks in parent order, then host
+// 1's...). Throws Error(shape_mismatch) on uneven hosts, the same on every
+// rank (every rank holds the same table); `what` names the mesh asked for.
+std::vector<int> host_major(const std::vector<int>& host_of, const HostInfo& info, const char* what);
+
+// Records host-major host info on a mesh just created over all of the
+// parent's ranks in host-major order. Not collective.
+void record_host_major(const Mesh& mesh, const HostInfo& info);
 
 // Reaches the private state of a Mesh (a friend of Mesh).
 struct MeshAccess {

@@ -6,6 +6,7 @@
 
 #include "devmesh/hosts.hpp"
 #include "agreement.hpp"
+#include "hosts.hpp"
 #include "mesh_state.hpp"
 #include "mpi_check.hpp"
 
@@ -366,13 +367,14 @@ struct Validated {
 std::vector<detail::Field> creation_fields(const std::vector<int>& shape, const std::vector<std::string>& names,
                                            const std::vector<int>* ranks, const MeshOptions& options,
                                            const Validated& v, Status c_status) {
-  detail::Hash c, sh, nm, rk, be, op;
+  detail::Hash c, sh, nm, rk, ha, be, op;
   c.add(static_cast<std::int64_t>(c_status));
   for (int s : shape) sh.add(s);
   for (const std::string& n : names) nm.add(n);
   rk.add(ranks ? static_cast<std::int64_t>(ranks->size()) : -1);
   if (ranks)
     for (int r : *ranks) rk.add(r);
+  ha.add(options.host_aware ? 1 : 0);
   be.add(options.backend);
   for (const auto& [dim, backend] : options.dim_backends) {
     be.add(dim);
@@ -388,7 +390,8 @@ std::vector<detail::Field> creation_fields(const std::vector<int>& shape, const 
     op.add(detail::agreed_options(spec, table));
   }
   return {{"arguments (as checked by the C API)", c.h}, {"shapes", sh.h},   {"dim names", nm.h},
-          {"rank lists", rk.h},                          {"backends", be.h}, {"backend options", op.h}};
+          {"rank lists", rk.h},                          {"host_aware settings", ha.h},
+          {"backends", be.h},                            {"backend options", op.h}};
 }
 
 // What does not depend on the arguments: MPI usable, the parent valid.
@@ -410,6 +413,9 @@ Status check_locally(Validated& v, const std::vector<int>& shape, const std::vec
                      const std::vector<int>* ranks, const MeshOptions& options, std::string& message) {
   try {
     if (ranks && ranks->empty()) throw Error(Status::invalid_argument, "the rank list is empty");
+    if (ranks && options.host_aware)
+      throw Error(Status::invalid_argument,
+                  "host_aware orders all of the parent's ranks by host; it does not take a rank list");
     if (options.comm_errors != CommErrors::inherit && options.comm_errors != CommErrors::return_codes)
       throw Error(Status::invalid_argument, "comm_errors " + std::to_string(static_cast<int>(options.comm_errors)) +
                                                 " is not a CommErrors");
@@ -430,14 +436,16 @@ Status check_locally(Validated& v, const std::vector<int>& shape, const std::vec
 }
 
 // Builds the root's state once every rank agreed. Collective over parent
-// (host discovery for plugin backends; MPI 3's root communicator).
+// (host discovery for plugin backends unless `hosts` holds it already;
+// MPI 3's root communicator).
 Mesh build(MPI_Comm parent, const std::vector<int>* ranks, const MeshOptions& options, Validated& v,
-           std::uint64_t seq, std::uint64_t digest, Mesh (*wrap)(View, std::shared_ptr<MeshState>)) {
+           std::uint64_t seq, std::uint64_t digest, const HostInfo* hosts,
+           Mesh (*wrap)(View, std::shared_ptr<MeshState>)) {
   // Plugin backends pick a device by the rank's position on its host
   // (DEVMESH_HOST_ID honoured, see hosts.hpp). Collective over parent.
   const bool plugins = std::any_of(v.backends.begin(), v.backends.end(),
                                    [](const auto& b) { return b.first.name != "mpi"; });
-  const int host_rank = plugins ? discover_hosts(parent).local_rank : 0;
+  const int host_rank = !plugins ? 0 : hosts ? hosts->local_rank : discover_hosts(parent).local_rank;
   // The members in root-index order, as a group (no communicator yet).
   MPI_Group parent_group = MPI_GROUP_NULL, group = MPI_GROUP_NULL;
   DEVMESH_MPI(MPI_Comm_group(parent, &parent_group));
@@ -514,7 +522,18 @@ Mesh create_root(MPI_Comm parent, std::vector<int> shape, std::vector<std::strin
   // until one is asked for (with MPI 4; see make_comm).
   const std::uint64_t seq = detail::agree(parent, "mesh creation", fields, local, message, roots_made.load());
   roots_made = seq + 1;
-  return build(parent, ranks, options, v, seq, fields_digest(fields), wrap);
+  if (!options.host_aware) return build(parent, ranks, options, v, seq, fields_digest(fields), nullptr, wrap);
+  // Host discovery comes after the agreement, so that every rank makes it
+  // only once all agreed to. Its errors (uneven hosts, DEVMESH_HOST_ID on
+  // some ranks only) come from tables every rank holds alike, so they are
+  // the same on every rank.
+  const std::vector<int> host_of = detail::host_table(parent);
+  const HostInfo info = detail::host_info_of(host_of, v.me);
+  const std::vector<int> order = detail::host_major(host_of, info, "a host-aware mesh");
+  v.view = View::create(RootSpec{v.view->root_shape(), std::move(names), v.world, widen(order)});
+  Mesh mesh = build(parent, &order, options, v, seq, fields_digest(fields), &info, wrap);
+  detail::record_host_major(mesh, info);
+  return mesh;
 }
 
 }  // namespace

@@ -55,6 +55,23 @@ struct Names {
   int size() const { return static_cast<int>(p.size()); }
 };
 
+// devmesh_create_ex over a rank list (config nranks, ranks), with a C or a
+// Fortran handle for the parent.
+int create_listed(MPI_Comm parent, int ndim, const int shape[], int nranks, const int ranks[],
+                  const char* const names[], devmesh_t* m) {
+  devmesh_config_t cfg = DEVMESH_CONFIG_INITIALIZER;
+  cfg.nranks = nranks;
+  cfg.ranks = ranks;
+  return devmesh_create_ex(parent, ndim, shape, names, &cfg, m);
+}
+int create_listed_f(MPI_Fint parent, int ndim, const int shape[], int nranks, const int ranks[],
+                    const char* const names[], devmesh_t* m) {
+  devmesh_config_t cfg = DEVMESH_CONFIG_INITIALIZER;
+  cfg.nranks = nranks;
+  cfg.ranks = ranks;
+  return devmesh_create_ex_f(parent, ndim, shape, names, &cfg, m);
+}
+
 // Checks a failed call: the exact status and a message that names it.
 void expect_error(int got, int want, const std::string& needle) {
   BOOST_TEST(got == want, "status " << got << " (" << devmesh_status_string(got) << "), expected " << want
@@ -419,18 +436,16 @@ BOOST_AUTO_TEST_CASE(fortran_handles) {
     std::iota(all.begin(), all.end(), 0);
     BOOST_TEST(members(c) == all);
 
-    // The rank-list variants with Fortran handles.
+    // Rank lists with a Fortran handle.
     const int n = world_size();
     std::vector<int> rev(all.rbegin(), all.rend());
     const int s1[] = {n};
     Owned a, b;
-    BOOST_REQUIRE_EQUAL(
-        devmesh_create_from_ranks_f(MPI_Comm_c2f(MPI_COMM_WORLD), 1, s1, rev.data(), names.data(), a.out()),
-        DEVMESH_SUCCESS);
+    BOOST_REQUIRE_EQUAL(create_listed_f(MPI_Comm_c2f(MPI_COMM_WORLD), 1, s1, n, rev.data(), names.data(), a.out()),
+                        DEVMESH_SUCCESS);
     BOOST_TEST(group_of(a, "x") == rev);
     const int s0[] = {0};
-    BOOST_REQUIRE_EQUAL(devmesh_create_from_rank_list_f(MPI_Comm_c2f(MPI_COMM_WORLD), 1, s0, n, rev.data(),
-                                                        names.data(), b.out()),
+    BOOST_REQUIRE_EQUAL(create_listed_f(MPI_Comm_c2f(MPI_COMM_WORLD), 1, s0, n, rev.data(), names.data(), b.out()),
                         DEVMESH_SUCCESS);
     BOOST_TEST(group_of(b, nullptr) == rev);
   }
@@ -448,8 +463,7 @@ BOOST_AUTO_TEST_CASE(rank_lists_and_non_members) {
     const int shape[] = {w};
     Names names{"x"};
     devmesh_t m = sentinel;
-    BOOST_REQUIRE_EQUAL(devmesh_create_from_ranks(MPI_COMM_WORLD, 1, shape, ranks.data(), names.data(), &m),
-                        DEVMESH_SUCCESS);
+    BOOST_REQUIRE_EQUAL(create_listed(MPI_COMM_WORLD, 1, shape, w, ranks.data(), names.data(), &m), DEVMESH_SUCCESS);
     Owned own(m == sentinel ? nullptr : m);
     if (me >= w) {
       BOOST_TEST(m == nullptr);  // a non-member gets NULL, and success
@@ -464,12 +478,11 @@ BOOST_AUTO_TEST_CASE(rank_lists_and_non_members) {
       BOOST_TEST(members(c) == ranks);
     }
 
-    // With the length given, zeros are inferred from it.
+    // Zeros are inferred from the list's length.
     const int zero[] = {0, 1};
     Names two{"a", "b"};
     devmesh_t z = sentinel;
-    BOOST_REQUIRE_EQUAL(
-        devmesh_create_from_rank_list(MPI_COMM_WORLD, 2, zero, w, ranks.data(), two.data(), &z), DEVMESH_SUCCESS);
+    BOOST_REQUIRE_EQUAL(create_listed(MPI_COMM_WORLD, 2, zero, w, ranks.data(), two.data(), &z), DEVMESH_SUCCESS);
     Owned own_z(z == sentinel ? nullptr : z);
     if (me < w) {
       BOOST_TEST(size_of(z, "a") == w);
@@ -611,7 +624,7 @@ BOOST_AUTO_TEST_CASE(create_errors) {
   BOOST_TEST(comm_counter::live() == before);
 }
 
-BOOST_AUTO_TEST_CASE(create_from_ranks_errors) {
+BOOST_AUTO_TEST_CASE(rank_list_errors) {
   const int n = world_size(), me = world_rank();
   const long before = comm_counter::live();
   Names a{"a"};
@@ -620,52 +633,62 @@ BOOST_AUTO_TEST_CASE(create_from_ranks_errors) {
   std::vector<int> all(static_cast<std::size_t>(n) + 1);
   std::iota(all.begin(), all.end(), 0);
 
+  // A list longer than the parent names a rank the parent does not have.
   const int too_big[] = {n + 1};
-  expect_error_everywhere(devmesh_create_from_ranks(MPI_COMM_WORLD, 1, too_big, all.data(), a.data(), &m),
-                          DEVMESH_ERR_SHAPE_MISMATCH, "parent has only");
+  expect_error_everywhere(create_listed(MPI_COMM_WORLD, 1, too_big, n + 1, all.data(), a.data(), &m),
+                          DEVMESH_ERR_INVALID_ARGUMENT, "out of range");
   untouched();
   const int one[] = {1};
   const int out_of_range[] = {n};
-  expect_error_everywhere(devmesh_create_from_ranks(MPI_COMM_WORLD, 1, one, out_of_range, a.data(), &m),
+  expect_error_everywhere(create_listed(MPI_COMM_WORLD, 1, one, 1, out_of_range, a.data(), &m),
                           DEVMESH_ERR_INVALID_ARGUMENT, "out of range");
   untouched();
   const int negative_rank[] = {-1};
-  expect_error_everywhere(devmesh_create_from_ranks(MPI_COMM_WORLD, 1, one, negative_rank, a.data(), &m),
+  expect_error_everywhere(create_listed(MPI_COMM_WORLD, 1, one, 1, negative_rank, a.data(), &m),
                           DEVMESH_ERR_INVALID_ARGUMENT, "out of range");
   untouched();
-  expect_error_everywhere(devmesh_create_from_ranks(MPI_COMM_WORLD, 1, one, nullptr, a.data(), &m),
+  expect_error_everywhere(create_listed(MPI_COMM_WORLD, 1, one, 1, nullptr, a.data(), &m),
                           DEVMESH_ERR_INVALID_ARGUMENT, "ranks is NULL");
   untouched();
-  const int zero[] = {0};
-  expect_error_everywhere(devmesh_create_from_ranks(MPI_COMM_WORLD, 1, zero, all.data(), a.data(), &m),
-                          DEVMESH_ERR_INVALID_ARGUMENT, "cannot be inferred");
+  // A list without its length.
+  expect_error_everywhere(create_listed(MPI_COMM_WORLD, 1, one, DEVMESH_CONFIG_UNSET, all.data(), a.data(), &m),
+                          DEVMESH_ERR_INVALID_ARGUMENT, "nranks is not");
   untouched();
   const int negative_size[] = {-2};
-  expect_error_everywhere(devmesh_create_from_ranks(MPI_COMM_WORLD, 1, negative_size, all.data(), a.data(), &m),
+  expect_error_everywhere(create_listed(MPI_COMM_WORLD, 1, negative_size, 1, all.data(), a.data(), &m),
                           DEVMESH_ERR_INVALID_ARGUMENT, "negative");
   untouched();
-  // The length-carrying variant: a product that differs from the length.
+  // A product that differs from the length.
   const int two[] = {2};
-  expect_error_everywhere(devmesh_create_from_rank_list(MPI_COMM_WORLD, 1, two, 1, all.data(), a.data(), &m),
+  expect_error_everywhere(create_listed(MPI_COMM_WORLD, 1, two, 1, all.data(), a.data(), &m),
                           DEVMESH_ERR_SHAPE_MISMATCH, "rank list has 1");
   untouched();
-  expect_error_everywhere(devmesh_create_from_rank_list(MPI_COMM_WORLD, 1, one, 0, all.data(), a.data(), &m),
+  expect_error_everywhere(create_listed(MPI_COMM_WORLD, 1, one, 0, all.data(), a.data(), &m),
                           DEVMESH_ERR_INVALID_ARGUMENT, "nranks is 0");
+  untouched();
+  expect_error_everywhere(create_listed(MPI_COMM_WORLD, 1, one, -3, all.data(), a.data(), &m),
+                          DEVMESH_ERR_INVALID_ARGUMENT, "nranks is -3");
   untouched();
   if (n >= 2) {
     const int dup[] = {1, 1};
     const int s2[] = {2};
-    expect_error_everywhere(devmesh_create_from_ranks(MPI_COMM_WORLD, 1, s2, dup, a.data(), &m),
+    expect_error_everywhere(create_listed(MPI_COMM_WORLD, 1, s2, 2, dup, a.data(), &m),
                             DEVMESH_ERR_INVALID_ARGUMENT, "appears twice");
     untouched();
     // Rank lists that differ between ranks.
     const int mine[] = {me == 0 ? 1 : 0};
-    expect_error_everywhere(devmesh_create_from_ranks(MPI_COMM_WORLD, 1, one, mine, a.data(), &m),
-                            DEVMESH_ERR_INCONSISTENT, "different arguments");
+    expect_error_everywhere(create_listed(MPI_COMM_WORLD, 1, one, 1, mine, a.data(), &m),
+                            DEVMESH_ERR_INCONSISTENT, "different rank lists");
     untouched();
-    // One rank puts a 0 in shape (a C-level problem), the others do not.
+    // A list on some ranks only.
+    expect_error_everywhere(me == 0 ? create_listed(MPI_COMM_WORLD, 1, one, 1, all.data(), a.data(), &m)
+                                    : devmesh_create_ex(MPI_COMM_WORLD, 1, &n, a.data(), nullptr, &m),
+                            DEVMESH_ERR_INCONSISTENT, "different rank lists");
+    untouched();
+    // One rank's config has a length but no list (a C-level problem), the
+    // others' are fine.
     expect_error_everywhere(
-        devmesh_create_from_ranks(MPI_COMM_WORLD, 1, me == 0 ? zero : one, all.data(), a.data(), &m),
+        create_listed(MPI_COMM_WORLD, 1, one, 1, me == 0 ? nullptr : all.data(), a.data(), &m),
         DEVMESH_ERR_INCONSISTENT, "different arguments");
     untouched();
   }
@@ -789,7 +812,7 @@ BOOST_AUTO_TEST_CASE(unflatten_that_does_not_fit) {
     const int ranks[] = {0, 1, 2, 3, 4, 5};
     Names pq{"p", "q"};
     devmesh_t m = nullptr;
-    BOOST_REQUIRE_EQUAL(devmesh_create_from_ranks(MPI_COMM_WORLD, 2, shape, ranks, pq.data(), &m), DEVMESH_SUCCESS);
+    BOOST_REQUIRE_EQUAL(create_listed(MPI_COMM_WORLD, 2, shape, 6, ranks, pq.data(), &m), DEVMESH_SUCCESS);
     Owned own(m);
     if (m) {
       Names qp{"q", "p"};
@@ -1071,8 +1094,8 @@ BOOST_AUTO_TEST_CASE(random_op_chains_match_the_reference) {
     c.my_index = it == c.ranks.end() ? -1 : it - c.ranks.begin();
 
     devmesh_t h = sentinel;
-    int st = listed ? devmesh_create_from_rank_list(MPI_COMM_WORLD, k, given.data(), static_cast<int>(c.W),
-                                                    c.ranks.data(), names.data(), &h)
+    int st = listed ? create_listed(MPI_COMM_WORLD, k, given.data(), static_cast<int>(c.W), c.ranks.data(),
+                                    names.data(), &h)
                     : devmesh_create(MPI_COMM_WORLD, k, given.data(), names.data(), &h);
     BOOST_REQUIRE_EQUAL(st, DEVMESH_SUCCESS);
     std::deque<Owned> keep;  // every handle of the chain, freed at the end

@@ -1,7 +1,8 @@
 // The C API's options and hosts: devmesh_create_ex / devmesh_config_t
 // (backend per mesh and per dim with their options, ABI growth, every bad
-// config), devmesh_backend_comm, devmesh_create_hosts, devmesh_create_host_aware and
-// devmesh_dim_within_hosts with simulated hosts (DEVMESH_HOST_ID).
+// config, rank lists and host-aware ordering), devmesh_backend_comm,
+// devmesh_create_hosts and devmesh_dim_within_hosts with simulated hosts
+// (DEVMESH_HOST_ID).
 #define BOOST_TEST_MODULE capi_options
 #include "mpi_test.hpp"
 
@@ -209,15 +210,21 @@ BOOST_AUTO_TEST_CASE(rank_list_with_options) {
   const int n = world_size();
   std::vector<int> ranks;
   for (int r = n - 1; r >= 0; --r) ranks.push_back(r);
+  // A rank list takes backend options like any other creation.
   devmesh_config_t cfg = DEVMESH_CONFIG_INITIALIZER;
+  cfg.nranks = n;
+  cfg.ranks = ranks.data();
+  cfg.backend = "example";
   int shape[1] = {0};
   const char* names[1] = {"x"};
   devmesh_t m = nullptr;
-  BOOST_TEST(devmesh_create_from_rank_list_ex(MPI_COMM_WORLD, 1, shape, n, ranks.data(), names, &cfg, &m) ==
-             DEVMESH_SUCCESS);
+  BOOST_TEST(devmesh_create_ex(MPI_COMM_WORLD, 1, shape, names, &cfg, &m) == DEVMESH_SUCCESS, devmesh_last_error());
   int lr = -1;
   BOOST_TEST(devmesh_local_rank(m, "x", &lr) == DEVMESH_SUCCESS);
   BOOST_TEST(lr == n - 1 - world_rank());
+  const char* backend = nullptr;
+  BOOST_TEST(devmesh_dim_backend(m, "x", &backend) == DEVMESH_SUCCESS);
+  BOOST_TEST(std::string(backend ? backend : "") == "example");
   devmesh_destroy(&m);
 }
 
@@ -252,7 +259,9 @@ BOOST_AUTO_TEST_CASE(host_mesh_with_simulated_hosts) {
     // Host-aware ordering: tp (inner) stays within hosts under cyclic placement.
     int shape[2] = {hosts, n / hosts};
     const char* names[2] = {"dp", "tp"};
-    BOOST_TEST(devmesh_create_host_aware(MPI_COMM_WORLD, 2, shape, names, &m) == DEVMESH_SUCCESS,
+    devmesh_config_t aware = DEVMESH_CONFIG_INITIALIZER;
+    aware.host_aware = 1;
+    BOOST_TEST(devmesh_create_ex(MPI_COMM_WORLD, 2, shape, names, &aware, &m) == DEVMESH_SUCCESS,
                devmesh_last_error());
     MPI_Comm tp;
     devmesh_comm(m, "tp", &tp);
@@ -283,15 +292,48 @@ BOOST_AUTO_TEST_CASE(host_errors) {
     BOOST_TEST(out == sentinel);
     int shape[1] = {0};
     const char* names[1] = {"x"};
-    const int rc2 = devmesh_create_host_aware(MPI_COMM_WORLD, 1, world_rank() == 0 ? nullptr : shape, names, &out);
+    devmesh_config_t aware = DEVMESH_CONFIG_INITIALIZER;
+    aware.host_aware = 1;
+    const int rc2 = devmesh_create_ex(MPI_COMM_WORLD, 1, world_rank() == 0 ? nullptr : shape, names, &aware, &out);
     BOOST_TEST(rc2 == DEVMESH_ERR_INCONSISTENT);
+    BOOST_TEST(out == sentinel);
+    // host_aware on some ranks only: the others would not discover hosts,
+    // so it is agreed on first and refused everywhere.
+    devmesh_config_t some = DEVMESH_CONFIG_INITIALIZER;
+    some.host_aware = world_rank() == world_size() - 1 ? 1 : 0;
+    BOOST_TEST(devmesh_create_ex(MPI_COMM_WORLD, 1, shape, names, &some, &out) == DEVMESH_ERR_INCONSISTENT);
+    BOOST_TEST(std::string(devmesh_last_error()).find("host_aware") != std::string::npos, devmesh_last_error());
+    BOOST_TEST(out == sentinel);
     // Uneven simulated hosts (rank 0 alone on its host) when n >= 3.
     if (world_size() >= 3) {
       setenv("DEVMESH_HOST_ID", world_rank() == 0 ? "lonely" : "crowded", 1);
       BOOST_TEST(devmesh_create_hosts(MPI_COMM_WORLD, nullptr, nullptr, &out) == DEVMESH_ERR_SHAPE_MISMATCH);
       BOOST_TEST(out == sentinel);
+      BOOST_TEST(devmesh_create_ex(MPI_COMM_WORLD, 1, shape, names, &aware, &out) == DEVMESH_ERR_SHAPE_MISMATCH);
+      BOOST_TEST(std::string(devmesh_last_error()).find("host 0: 1") != std::string::npos, devmesh_last_error());
+      BOOST_TEST(out == sentinel);
       unsetenv("DEVMESH_HOST_ID");
     }
+  }
+  {
+    // host_aware with a rank list, or neither 0 nor 1: INVALID_ARGUMENT
+    // everywhere.
+    int shape[1] = {1};
+    const char* names[1] = {"x"};
+    const int first[1] = {0};
+    devmesh_config_t cfg = DEVMESH_CONFIG_INITIALIZER;
+    cfg.host_aware = 1;
+    cfg.nranks = 1;
+    cfg.ranks = first;
+    BOOST_TEST(devmesh_create_ex(MPI_COMM_WORLD, 1, shape, names, &cfg, &out) == DEVMESH_ERR_INVALID_ARGUMENT);
+    BOOST_TEST(std::string(devmesh_last_error()).find("rank list") != std::string::npos, devmesh_last_error());
+    BOOST_TEST(out == sentinel);
+    devmesh_config_t two = DEVMESH_CONFIG_INITIALIZER;
+    two.host_aware = 2;
+    shape[0] = 0;
+    BOOST_TEST(devmesh_create_ex(MPI_COMM_WORLD, 1, shape, names, &two, &out) == DEVMESH_ERR_INVALID_ARGUMENT);
+    BOOST_TEST(std::string(devmesh_last_error()).find("host_aware 2") != std::string::npos, devmesh_last_error());
+    BOOST_TEST(out == sentinel);
   }
   // dim_within_hosts needs host info.
   int shape[1] = {0};

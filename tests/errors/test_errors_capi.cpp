@@ -153,7 +153,10 @@ BOOST_AUTO_TEST_CASE(non_member_handle) {
   const int shape[] = {n - 1};
   Names x{"x"};
   devmesh_t m = sentinel;
-  const int rc = devmesh_create_from_ranks(MPI_COMM_WORLD, 1, shape, ranks.data(), x.data(), &m);
+  devmesh_config_t cfg = DEVMESH_CONFIG_INITIALIZER;
+  cfg.nranks = n - 1;
+  cfg.ranks = ranks.data();
+  const int rc = devmesh_create_ex(MPI_COMM_WORLD, 1, shape, x.data(), &cfg, &m);
   BOOST_TEST(rc == DEVMESH_SUCCESS, devmesh_last_error());
   if (me == 0) {
     BOOST_TEST(m == nullptr);
@@ -189,20 +192,22 @@ BOOST_AUTO_TEST_CASE(create_gaps) {
   BOOST_TEST(devmesh_dim_name(ok, 0, &name) == DEVMESH_SUCCESS);
   BOOST_TEST(name == longest_name);
   devmesh_destroy(&ok);
-  // The length-carrying rank list: a negative length, NULL ranks, a
-  // repeated rank, a negative rank.
+  // The config's rank list: a negative length, NULL ranks, a repeated
+  // rank, a negative rank.
   Names a{"a"};
   const int zero[] = {0};
   const int r0[] = {0, 0};
-  expect_error_everywhere(devmesh_create_from_rank_list(MPI_COMM_WORLD, 1, zero, -1, r0, a.data(), &m),
-                          DEVMESH_ERR_INVALID_ARGUMENT, "nranks is -1");
-  expect_error_everywhere(devmesh_create_from_rank_list(MPI_COMM_WORLD, 1, zero, 1, nullptr, a.data(), &m),
-                          DEVMESH_ERR_INVALID_ARGUMENT, "ranks is NULL");
-  expect_error_everywhere(devmesh_create_from_rank_list(MPI_COMM_WORLD, 1, zero, 2, r0, a.data(), &m),
-                          DEVMESH_ERR_INVALID_ARGUMENT, "rank 0 appears twice");
+  const auto listed = [&](int nranks, const int* ranks) {
+    devmesh_config_t cfg = DEVMESH_CONFIG_INITIALIZER;
+    cfg.nranks = nranks;
+    cfg.ranks = ranks;
+    return devmesh_create_ex(MPI_COMM_WORLD, 1, zero, a.data(), &cfg, &m);
+  };
+  expect_error_everywhere(listed(-1, r0), DEVMESH_ERR_INVALID_ARGUMENT, "nranks is -1");
+  expect_error_everywhere(listed(1, nullptr), DEVMESH_ERR_INVALID_ARGUMENT, "ranks is NULL");
+  expect_error_everywhere(listed(2, r0), DEVMESH_ERR_INVALID_ARGUMENT, "rank 0 appears twice");
   const int neg[] = {-1};
-  expect_error_everywhere(devmesh_create_from_rank_list(MPI_COMM_WORLD, 1, zero, 1, neg, a.data(), &m),
-                          DEVMESH_ERR_INVALID_ARGUMENT, "rank -1");
+  expect_error_everywhere(listed(1, neg), DEVMESH_ERR_INVALID_ARGUMENT, "rank -1");
   BOOST_TEST(m == sentinel);
   BOOST_TEST(comm_counter::live() == before);
 }

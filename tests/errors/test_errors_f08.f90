@@ -63,6 +63,11 @@ program test_errors_f08
   call devmesh_create_from_ranks(MPI_COMM_WORLD, [2], [0], ['a'], out, ierr)
   call collective(ierr, DEVMESH_ERR_SHAPE_MISMATCH, 'rank list has 1', 'rank list length')
   call named('devmesh_create_from_ranks', 'rank list length')
+  call devmesh_create_ex(MPI_COMM_WORLD, [1], ['a'], out, ierr, ranks=[0], host_aware=.true.)
+  call collective(ierr, DEVMESH_ERR_INVALID_ARGUMENT, 'rank list', 'host_aware with a rank list')
+  call named('devmesh_create_ex', 'host_aware with a rank list')
+  call devmesh_create_ex(MPI_COMM_WORLD, [1], ['a'], out, ierr, ranks=[nranks])
+  call collective(ierr, DEVMESH_ERR_INVALID_ARGUMENT, 'out of range', 'create_ex rank out of range')
   if (nranks > 1) then
     call devmesh_create(MPI_COMM_WORLD, [merge(-1, nranks, me == 0)], ['a'], out, ierr)
     call collective(ierr, DEVMESH_ERR_INCONSISTENT, 'different arguments', 'one rank alone')

@@ -7,7 +7,7 @@ program test_f08
   use devmesh
   use, intrinsic :: iso_c_binding, only: c_int, c_ptr, c_char, c_size_t, c_null_char, c_associated, c_f_pointer
   implicit none
-  type(devmesh_t) :: mesh, flat, sub, unflat, bad, listed, plugged, probe
+  type(devmesh_t) :: mesh, flat, sub, unflat, bad, listed, plugged, probe, aware
   type(MPI_Comm) :: comm
   integer :: nranks, me, failures, total, ierr, nd, nt, n, i, k, lr
   integer :: coord(2), dims(2)
@@ -15,6 +15,18 @@ program test_f08
   integer :: wide(3)
   integer, allocatable :: expect(:), ranks(:)
   character(len=:), allocatable :: name
+
+  interface
+    integer(c_int) function c_setenv(name, value, overwrite) bind(C, name='setenv')
+      import :: c_int, c_char
+      character(kind=c_char), intent(in) :: name(*), value(*)
+      integer(c_int), value :: overwrite
+    end function c_setenv
+    integer(c_int) function c_unsetenv(name) bind(C, name='unsetenv')
+      import :: c_int, c_char
+      character(kind=c_char), intent(in) :: name(*)
+    end function c_unsetenv
+  end interface
 
   call MPI_Init()
   call MPI_Comm_size(MPI_COMM_WORLD, nranks)
@@ -148,6 +160,29 @@ program test_f08
   end if
 
   call devmesh_destroy(listed, ierr)
+  ! The same list through devmesh_create_ex, which takes backends with it.
+  call devmesh_create_ex(MPI_COMM_WORLD, [0], ['x'], listed, ierr, ranks=ranks, backend='example')
+  call check(ierr == DEVMESH_SUCCESS, 'create_ex with ranks and a backend')
+  if (me < k) then
+    call check(dim_backend(listed, 'x') == 'example', 'the listed mesh runs on the example plugin')
+    call check_dim(listed, 'x', ranks)
+  else
+    call check(.not. devmesh_associated(listed), 'create_ex: non-member gets the null handle')
+  end if
+  call devmesh_destroy(listed, ierr)
+
+  ! Host-aware ordering with two hosts simulated round robin
+  ! (DEVMESH_HOST_ID): tp is the caller's host, in rank order.
+  if (mod(nranks, 2) == 0) then
+    call check(c_setenv('DEVMESH_HOST_ID' // c_null_char, &
+                        merge('even', 'odd_', mod(me, 2) == 0) // c_null_char, 1_c_int) == 0, 'setenv')
+    call devmesh_create_ex(MPI_COMM_WORLD, [2, 0], ['dp', 'tp'], aware, ierr, host_aware=.true.)
+    call check(ierr == DEVMESH_SUCCESS, 'create_ex with host_aware')
+    if (ierr == DEVMESH_SUCCESS) call check_dim(aware, 'tp', [(mod(me, 2) + 2 * i, i = 0, nranks / 2 - 1)])
+    call devmesh_destroy(aware, ierr)
+    call check(c_unsetenv('DEVMESH_HOST_ID' // c_null_char) == 0, 'unsetenv')
+  end if
+
   call devmesh_destroy(mesh, ierr)   ! the root first: views stay valid
   call check(.not. devmesh_associated(mesh), 'destroy nulls the handle')
   call devmesh_comm(flat, 'dp_tp', comm, ierr)

@@ -281,6 +281,35 @@ BOOST_AUTO_TEST_CASE(host_aware_ordering) {
     }
 }
 
+// MeshOptions::host_aware is the same ordering as create_host_aware, and
+// its errors are collective: a rank list with it is refused, and ranks that
+// disagree on it (some would discover hosts, some not) all get
+// inconsistent, naming the option, instead of mismatched collectives.
+BOOST_AUTO_TEST_CASE(host_aware_option) {
+  const int w = world_size(), me = world_rank();
+  const int h = w % 2 == 0 ? 2 : 1;
+  HostId id(id_of(host_of(Placement::cyclic, me, w, h)));
+  MeshOptions aware;
+  aware.host_aware = true;
+  Mesh m = Mesh::create(MPI_COMM_WORLD, {0, w / h}, {"dp", "tp"}, aware);
+  BOOST_TEST(m.shape() == (std::vector<int>{h, w / h}));
+  for (int x = 0; x < w; ++x)
+    BOOST_TEST(m.view().parent_rank(x) == rank_at(Placement::cyclic, x / (w / h), x % (w / h), w, h));
+  BOOST_TEST(dim_within_hosts(m, "tp"));
+  const long live = comm_counter::live();
+  std::vector<int> all(static_cast<std::size_t>(w));
+  std::iota(all.begin(), all.end(), 0);
+  expect_error_everywhere(Status::invalid_argument,
+                          [&] { Mesh::create(MPI_COMM_WORLD, {w}, {"x"}, all, aware); }, "rank list");
+  if (w > 1) {
+    MeshOptions some;
+    some.host_aware = me == w - 1;
+    expect_error_everywhere(Status::inconsistent, [&] { Mesh::create(MPI_COMM_WORLD, {w}, {"x"}, some); },
+                            "host_aware");
+  }
+  BOOST_TEST(comm_counter::live() == live);
+}
+
 BOOST_AUTO_TEST_CASE(record_hosts_on_any_mesh) {
   const int w = world_size(), me = world_rank();
   for (int h : host_counts())
