@@ -191,22 +191,34 @@ void reduce_int(int op, void* out, const void* a, const void* b, std::size_t n) 
   auto* o = static_cast<T*>(out);
   auto* x = static_cast<const T*>(a);
   auto* y = static_cast<const T*>(b);
-  for (std::size_t i = 0; i < n; ++i) {
-    if (op == DEVMESH_SUM)
-      o[i] = static_cast<T>(static_cast<U>(static_cast<U>(x[i]) + static_cast<U>(y[i])));
-    else if (op == DEVMESH_PROD)
-      o[i] = static_cast<T>(static_cast<U>(static_cast<U>(x[i]) * static_cast<U>(y[i])));
-    else
-      o[i] = apply(op, x[i], y[i]);
+  auto each = [&](auto f) {
+    for (std::size_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
+  };
+  switch (op) {  // once per call, as in reduce_float
+    case DEVMESH_SUM: each([](T p, T q) { return static_cast<T>(static_cast<U>(static_cast<U>(p) + static_cast<U>(q))); }); break;
+    case DEVMESH_PROD: each([](T p, T q) { return static_cast<T>(static_cast<U>(static_cast<U>(p) * static_cast<U>(q))); }); break;
+    case DEVMESH_MIN: each([](T p, T q) { return q < p ? q : p; }); break;
+    default: each([](T p, T q) { return p < q ? q : p; }); break;
   }
 }
 
+// The op is chosen once per call, not per element: a loop with a switch
+// inside is neither unswitched nor vectorised at -O2, and costs a few
+// percent of a 1 MiB allreduce against gloo::sum (bench/gloo).
 template <class T>
 void reduce_float(int op, void* out, const void* a, const void* b, std::size_t n) {
   auto* o = static_cast<T*>(out);
   auto* x = static_cast<const T*>(a);
   auto* y = static_cast<const T*>(b);
-  for (std::size_t i = 0; i < n; ++i) o[i] = apply(op, x[i], y[i]);
+  auto each = [&](auto f) {
+    for (std::size_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
+  };
+  switch (op) {
+    case DEVMESH_SUM: each([](T p, T q) { return p + q; }); break;
+    case DEVMESH_PROD: each([](T p, T q) { return p * q; }); break;
+    case DEVMESH_MIN: each([](T p, T q) { return q < p ? q : p; }); break;
+    default: each([](T p, T q) { return p < q ? q : p; }); break;
+  }
 }
 
 template <float (*ToFloat)(uint16_t), uint16_t (*FromFloat)(float)>
