@@ -516,7 +516,7 @@ def gloo_section(records, gcond, cond):
                    "what an allreduce of P·S bytes costs.\n" % (ranks, cond.get("mpich", "?"), cond.get("mpich_device", "?")))
         out.append(table(["op", "size", "Gloo median [IQR]", "MPI median [IQR]", "paired ratio Gloo ÷ MPI [IQR]"], rows))
         out.append("")
-        out.append("On this machine MPICH moves messages between ranks through shared memory, while every Gloo "
+        out.append("On one machine MPICH (through UCX) moves messages between ranks through shared memory, while every Gloo "
                    "message is a TCP exchange over loopback that wakes the receiver's event-loop thread and "
                    "then the waiting caller: small Gloo calls cost what those wake-ups cost on %s oversubscribed "
                    "cores, and the gap narrows as the size grows and copying dominates. Across hosts both go "
