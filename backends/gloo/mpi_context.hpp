@@ -1,0 +1,84 @@
+// A gloo::Context connected over an MPI communicator: the bootstrap of the
+// Gloo backend (gloo_backend.cpp), shared with programs that need a raw Gloo
+// context over the same group (bench/gloo compares the two). Internal: not
+// installed.
+//
+// Each rank creates one pair per peer, the pair addresses are exchanged with
+// one MPI_Alltoall, and the pairs connect in rank order, as Gloo's own
+// gloo::rendezvous::Context::connectFullMesh does through a store; so no file
+// system, Redis or environment rendezvous is involved.
+#pragma once
+
+#include <gloo/context.h>
+#include <gloo/transport/context.h>
+#include <gloo/transport/device.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "devmesh/status.hpp"
+
+namespace devmesh::gloo_mpi {
+
+[[noreturn]] inline void backend_error(const std::string& what) { throw Error(Status::backend, what); }
+
+inline void check_mpi(int rc, const char* call) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) len = 0;
+  backend_error(std::string("gloo: ") + call + " failed: " + std::string(text, len));
+}
+
+class MpiBootstrappedContext : public gloo::Context {
+ public:
+  MpiBootstrappedContext(int rank, int size) : gloo::Context(rank, size) {}
+
+  // Collective over comm (whose rank and size this context has). Throws on
+  // failure; the caller decides how ranks agree on it.
+  void connect(MPI_Comm comm, const std::shared_ptr<gloo::transport::Device>& dev,
+               std::chrono::milliseconds timeout) {
+    setTimeout(timeout);
+    auto tc = dev->createContext(rank, size);
+    tc->setTimeout(timeout);
+    std::vector<std::vector<char>> mine(static_cast<std::size_t>(size));
+    std::size_t len = 0;
+    for (int i = 0; i < size; ++i) {
+      if (i == rank) continue;
+      mine[i] = tc->createPair(i)->address().bytes();
+      len = std::max(len, mine[i].size());
+    }
+    // Every TCP address has the same length; agree on it all the same, so
+    // that one rank's surprise cannot desynchronise the exchange.
+    unsigned long long mylen = len, maxlen = 0;
+    check_mpi(MPI_Allreduce(&mylen, &maxlen, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm),
+              "MPI_Allreduce");
+    if (maxlen > static_cast<unsigned long long>(INT_MAX) / static_cast<unsigned>(size))
+      backend_error("gloo: pair addresses too long");
+    const int block = static_cast<int>(maxlen);
+    std::vector<char> out(static_cast<std::size_t>(block) * size), in(out.size());
+    for (int i = 0; i < size; ++i)
+      if (i != rank) std::copy(mine[i].begin(), mine[i].end(), out.begin() + std::ptrdiff_t(i) * block);
+    check_mpi(MPI_Alltoall(out.data(), block, MPI_BYTE, in.data(), block, MPI_BYTE, comm),
+              "MPI_Alltoall");
+    // In rank order, as connectFullMesh: each pair's listening side accepts
+    // on the device's event loop, so this order cannot deadlock.
+    for (int i = 0; i < size; ++i) {
+      if (i == rank) continue;
+      std::vector<char> peer(in.begin() + std::ptrdiff_t(i) * block,
+                             in.begin() + std::ptrdiff_t(i) * block +
+                                 static_cast<std::ptrdiff_t>(mine[i].size()));
+      tc->getPair(i)->connect(peer);
+    }
+    device_ = dev;
+    transportContext_ = std::move(tc);
+  }
+};
+
+}  // namespace devmesh::gloo_mpi
