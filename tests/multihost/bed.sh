@@ -12,7 +12,8 @@
 #
 #   bed_require          exit 77 (skip) with the reason unless a bed can run
 #   bed_up               make the hosts (names in BED_HOSTS, namespaces in
-#                        BED_NS) and $BED_DIR; bed_down on EXIT undoes it
+#                        BED_NS) and $BED_DIR; bed_down on EXIT undoes it,
+#                        after calling $BED_BEFORE_DOWN EXIT_STATUS if set
 #   bed_on HOST CMD...   run CMD on HOST (its namespace and hostname)
 #   bed_link up|down     the link between the hosts
 #   bed_mpiexec ARGS...  hydra started on the first host, across the bed,
@@ -58,7 +59,7 @@ bed_down() {
   set +e
   trap - EXIT INT TERM
   trap '' PIPE
-  [ -n "${BED_BEFORE_DOWN:-}" ] && $BED_BEFORE_DOWN
+  [ -n "${BED_BEFORE_DOWN:-}" ] && $BED_BEFORE_DOWN $rc
   bed_reap
   local ns
   for ns in "${BED_NS[@]}"; do
