@@ -45,25 +45,28 @@ std::uint64_t agree(MPI_Comm comm, std::string_view call, const std::vector<Fiel
   int me = 0;
   DEVMESH_MPI(MPI_Comm_rank(comm, &me));
   // max(d) == d and max(~d) == ~d on every rank exactly when all d agree,
-  // so every rank sees the same set of differing fields. The worst status
-  // and the counter ride along in the same reduction.
+  // so every rank sees the same outcome. The success path reduces one
+  // digest of all fields (4 words, as small as a message gets: MPI's
+  // shortest protocol); only when it differs do the fields' own digests
+  // follow, to name them. The worst status and the counter ride along.
   const std::size_t n = fields.size();
-  std::vector<std::uint64_t> mine(2 * n + 2), all(2 * n + 2);
-  for (std::size_t i = 0; i < n; ++i) {
-    mine[2 * i] = fields[i].digest;
-    mine[2 * i + 1] = ~fields[i].digest;
+  Hash combined;
+  for (const Field& f : fields) combined.add(static_cast<std::int64_t>(f.digest));
+  const std::uint64_t mine[4] = {combined.h, ~combined.h, static_cast<std::uint64_t>(local), counter};
+  std::uint64_t all[4] = {0, 0, 0, 0};
+  DEVMESH_MPI(MPI_Allreduce(mine, all, 4, MPI_UINT64_T, MPI_MAX, comm));
+  if (all[0] != mine[0] || all[1] != mine[1]) {
+    std::vector<std::uint64_t> each(2 * n), max(2 * n);
+    for (std::size_t i = 0; i < n; ++i) {
+      each[2 * i] = fields[i].digest;
+      each[2 * i + 1] = ~fields[i].digest;
+    }
+    DEVMESH_MPI(MPI_Allreduce(each.data(), max.data(), static_cast<int>(each.size()), MPI_UINT64_T, MPI_MAX, comm));
+    std::vector<bool> differs(n);
+    for (std::size_t i = 0; i < n; ++i) differs[i] = max[2 * i] != each[2 * i] || max[2 * i + 1] != each[2 * i + 1];
+    inconsistent(comm, call, fields, differs, me);
   }
-  mine[2 * n] = static_cast<std::uint64_t>(local);
-  mine[2 * n + 1] = counter;
-  DEVMESH_MPI(MPI_Allreduce(mine.data(), all.data(), static_cast<int>(mine.size()), MPI_UINT64_T, MPI_MAX, comm));
-  std::vector<bool> differs(n);
-  bool any = false;
-  for (std::size_t i = 0; i < n; ++i) {
-    differs[i] = all[2 * i] != mine[2 * i] || all[2 * i + 1] != mine[2 * i + 1];
-    any = any || differs[i];
-  }
-  if (any) inconsistent(comm, call, fields, differs, me);
-  const auto worst = static_cast<Status>(all[2 * n]);
+  const auto worst = static_cast<Status>(all[2]);
   if (worst != Status::success) {
     // A rank that failed that way keeps its own message; the others get
     // that of the lowest rank that did.
@@ -76,7 +79,7 @@ std::uint64_t agree(MPI_Comm comm, std::string_view call, const std::vector<Fiel
     if (local == worst) throw Error(worst, message);
     throw Error(worst, text + " (on rank " + std::to_string(from) + ")");
   }
-  return all[2 * n + 1];
+  return all[3];
 }
 
 }  // namespace devmesh::detail

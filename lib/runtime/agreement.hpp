@@ -45,7 +45,7 @@ struct Field {
 //   - else, when some rank failed, Error(worst status): a rank that failed
 //     with it keeps its own message, the others get that of the lowest
 //     rank that did (with that rank's number).
-// One MPI_Allreduce when all agree and succeed; two or three more
+// One MPI_Allreduce of 4 words when all agree and succeed; two to four more
 // collectives only on the error paths.
 std::uint64_t agree(MPI_Comm comm, std::string_view call, const std::vector<Field>& fields, Status local,
                     const std::string& message, std::uint64_t counter = 0);
