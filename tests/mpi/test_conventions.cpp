@@ -52,16 +52,6 @@ int bad_send(MPI_Comm comm) {
   return MPI_Send(&v, 1, MPI_INT, n, 0, comm);
 }
 
-Status status_of(const std::function<void()>& f, std::string* message = nullptr) {
-  try {
-    f();
-  } catch (const Error& e) {
-    if (message) *message = e.what();
-    return e.status();
-  }
-  return Status::success;
-}
-
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(communicators_are_named_after_their_dim) {

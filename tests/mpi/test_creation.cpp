@@ -14,19 +14,6 @@
 
 using namespace devmesh;
 
-namespace {
-
-Status status_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.status();
-  }
-  return Status::success;
-}
-
-}  // namespace
-
 BOOST_AUTO_TEST_CASE(creation_makes_no_communicator) {
   const long live = comm_counter::live();
   {

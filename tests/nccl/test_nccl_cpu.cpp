@@ -16,16 +16,6 @@ using namespace devmesh;
 
 namespace {
 
-Status status_of(const std::function<void()>& f, std::string* message = nullptr) {
-  try {
-    f();
-  } catch (const Error& e) {
-    if (message) *message = e.what();
-    return e.status();
-  }
-  return Status::success;
-}
-
 bool gpu_usable() {
   MeshOptions o;
   o.backend = "nccl";

@@ -7,8 +7,12 @@
 
 #include <mpi.h>
 
+#include <functional>
 #include <numeric>
+#include <string>
 #include <vector>
+
+#include "devmesh/status.hpp"
 
 // Small helpers shared by the MPI test programs.
 inline int world_size() {
@@ -29,6 +33,18 @@ inline bool same_everywhere(int v) {
   MPI_Allreduce(&v, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   MPI_Allreduce(&v, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   return lo == hi;
+}
+
+// The status f throws as devmesh::Error (success if none), its message into
+// *message.
+inline devmesh::Status status_of(const std::function<void()>& f, std::string* message = nullptr) {
+  try {
+    f();
+  } catch (const devmesh::Error& e) {
+    if (message) *message = e.what();
+    return e.status();
+  }
+  return devmesh::Status::success;
 }
 
 // World ranks of comm's members, in comm rank order (local, no collective).
