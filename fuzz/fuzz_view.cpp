@@ -11,7 +11,8 @@
 // the dim's layout as a function), the root's registry of flattened names
 // likewise, and decides each operation from SEMANTICS.md alone:
 //   slice      the named dims (registered names from a root view), in the
-//              order given; refused when a name is unknown or repeated or
+//              order given (all of the view's dims in its own order: the
+//              view itself); refused when a name is unknown or repeated or
 //              when the dims together are not one digit-aligned sub-mesh
 //              (their joint table must be injective and tile [0, W))
 //   flatten    the dims' tables side by side; name rules of section 3
@@ -350,6 +351,13 @@ void slice(FuzzedDataProvider& in, View& v, RefView& rv, RefRoot& r) {
     else out.dims.push_back(*d);
   }
   if (verdict.ok && !sub_mesh(out.dims, r.size)) verdict = refuse(Status::overlap, "not one sub-mesh");
+  // All of the view's dims in its own order: that same view (a root stays
+  // a root).
+  if (verdict.ok && names.size() == rv.dims.size()) {
+    bool same = true;
+    for (std::size_t i = 0; i < names.size(); ++i) same = same && names[i] == rv.dims[i].name;
+    if (same) out = rv;
+  }
   std::string what = "slice(";
   for (const std::string& n : names) what += n.substr(0, 16) + ",";
   what += ") of " + v.to_string();
