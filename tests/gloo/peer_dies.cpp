@@ -23,12 +23,17 @@
 
 #include "devmesh/backend_plugin.h"
 
-// Hydra ends the whole job (SIGKILL) as soon as one of its processes dies,
-// before the survivors could report. So the victim rank runs in a child
-// process: hydra's own process only waits for it and for the reports.
+// The launchers (hydra, Open MPI's mpirun) end the whole job as soon as one
+// of their processes dies, before the survivors could report. So the victim
+// rank runs in a child process: the launcher's own process only waits for
+// it and for the reports. Its rank comes from the launcher's environment.
 void fork_victim(const char* dir) {
   const char* r = std::getenv("PMI_RANK");
   const char* n = std::getenv("PMI_SIZE");
+  if (r == nullptr || n == nullptr) {
+    r = std::getenv("OMPI_COMM_WORLD_RANK");
+    n = std::getenv("OMPI_COMM_WORLD_SIZE");
+  }
   if (r == nullptr || n == nullptr || std::atoi(r) != std::atoi(n) - 1) return;
   pid_t child = fork();
   if (child != 0) {
