@@ -94,7 +94,7 @@ def table(header, rows):
 METHODS = [
     ("hand_split", "hand-written MPI_Comm_split, one per dim (the seed tutorial)"),
     ("hand_cart", "hand-written MPI_Cart_create + MPI_Cart_sub per dim"),
-    ("hand_create_group", "hand-written MPI_Comm_create_group per dim (the issue's reference)"),
+    ("hand_create_group", "hand-written MPI_Comm_create_group per dim (the target's reference)"),
     ("hand_create_from_group", "hand-written MPI_Comm_create_from_group per dim (MPI 4; the call devmesh makes)"),
     ("devmesh", "**devmesh**: Mesh::create + comm(dim) per dim (default path)"),
     ("devmesh_create_group", "devmesh: create + create_comms(CommPath::create_group)"),
@@ -332,7 +332,7 @@ def target_rows_creation(ix, regime):
     fg = ix.get((3, 8, "hand_create_from_group"))
     return [["creation of a (2,2,2) mesh at 8 ranks in at most half the hand-written time; " + regime,
              "devmesh %s vs hand-written split %s: **%.2fx** (three bare MPI_Comm_create_group calls: "
-             "%.2fx%s; the issue measured 0.43-0.46x for create_group)"
+             "%.2fx%s; the target was set from 0.43-0.46x measured for create_group)"
              % (fmt_time(h[0]["median"]), fmt_time(h[1]["median"]), ratio, h[2]["median"] / h[1]["median"],
                 "" if not fg else ", three MPI_Comm_create_from_group calls, the ones devmesh makes: %.2fx"
                 % (fg["median"] / h[1]["median"])),
@@ -616,7 +616,7 @@ def main():
       "`MPI_COMM_WORLD` (MPI_Cart_create also makes the Cartesian communicator). The *comms* column "
       "counts the communicators each method made, by the tests' PMPI layer "
       "(`tests/support/comm_counter`) in the same run. Three mesh families, each at the rank counts "
-      "its shape fits: %s. The issue's shapes are (2,4) and (2,2,2) at 8 ranks and (2,2,2,2) at 16. "
+      "its shape fits: %s. The target shapes are (2,4) and (2,2,2) at 8 ranks and (2,2,2,2) at 16. "
       "All at %s.\n" % ("; ".join(FAMILIES.values()), regime))
 
     if (3, 8, "hand_split") in idx:
@@ -713,7 +713,7 @@ def main():
                                "no longer what misses the target; the measured limit is that floor plus "
                                "what devmesh's own work costs at 8 oversubscribed ranks (%s)."
                                % (floor, fmt_time(max(own, 0))))
-                w("The issue's estimate counted only the three group creations (0.43-0.46x). The "
+                w("The target's estimate counted only the three group creations (0.43-0.46x). The "
                   "argument check is a collective over all ranks: alone it costs %.0f%% of one "
                   "split's share of the hand-written time. %s%s\n"
                   % (100.0 * ar["median"] / (S / 3), verdict,
