@@ -1,12 +1,13 @@
-/* devmesh.h is plain C99: this file is compiled with -std=c99 -Wpedantic
+/* devmesh.h is plain C99 and C11: this file is compiled with -std=c99 and
+ * with -std=c11, -Wpedantic
  * -Werror (a compile-only check; the behaviour is tested in test_capi.cpp). */
 #include "devmesh/devmesh.h"
 
 #include <stddef.h>
 
-int devmesh_header_check_c99(void);
+int devmesh_header_check(void);
 
-int devmesh_header_check_c99(void) {
+int devmesh_header_check(void) {
   devmesh_t mesh = NULL;
   enum devmesh_status status = DEVMESH_SUCCESS;
   enum devmesh_comm_path path = DEVMESH_COMM_PATH_AUTOMATIC;
