@@ -282,6 +282,15 @@ DEVMESH_C_API int devmesh_flatten(devmesh_t m, const char *name, devmesh_t *out)
 DEVMESH_C_API int devmesh_unflatten(devmesh_t m, const char *dim, int n, const int sizes[],
                                     const char *const names[], devmesh_t *out);
 
+/* The dims of meshes[0], then of meshes[1], ..., in that order: a view of
+ * one root made of dims taken from several views (PyTorch's _concatenate),
+ * e.g. a flattened dp_cp with the root's tp. n == 1 gives that view again.
+ * Not collective.
+ * Errors: NULL pointer, n < 1, meshes of different roots ->
+ * INVALID_ARGUMENT; a name in two meshes -> DUPLICATE_NAME; dims covering
+ * the same ranks -> OVERLAP. */
+DEVMESH_C_API int devmesh_concatenate(int n, const devmesh_t meshes[], devmesh_t *out);
+
 /* The root view of m's root mesh. Not collective. */
 DEVMESH_C_API int devmesh_root(devmesh_t m, devmesh_t *out);
 

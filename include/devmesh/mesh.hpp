@@ -144,6 +144,11 @@ class DEVMESH_API Mesh {
   Mesh unflatten(std::string_view dim, const std::vector<int>& sizes,
                  const std::vector<std::string>& names) const;
   Mesh root() const;
+  // The dims of every mesh in turn (View::concatenate), e.g.
+  // Mesh::concatenate({mesh["dp", "cp"].flatten("dp_cp"), mesh["tp"]}).
+  // Not collective. Null meshes throw Error(not_member); meshes of
+  // different roots (even with equal shapes) Error(invalid_argument).
+  static Mesh concatenate(const std::vector<Mesh>& meshes);
 
   // --- queries (not collective) --------------------------------------------
   const View& view() const;

@@ -120,6 +120,14 @@ class DEVMESH_API View {
 
   View root() const;
 
+  // The dims of every view in turn, in the order given: a view of one root
+  // made of dims taken from several views (PyTorch's _concatenate), e.g.
+  // the flattened dp_cp of one view with tp of another. One view gives that
+  // view back. Errors: no views -> invalid_argument; views of different
+  // roots -> invalid_argument; a name twice -> duplicate_name; dims
+  // covering the same root digits -> overlap.
+  static View concatenate(std::span<const View> views);
+
   // --- per-rank queries (root index x of the caller) ----------------------
   std::vector<index_t> coordinate(index_t x) const;
   index_t local_rank(std::size_t dim, index_t x) const noexcept {

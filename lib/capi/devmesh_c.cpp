@@ -394,6 +394,21 @@ int devmesh_root(devmesh_t m, devmesh_t* out) {
   });
 }
 
+int devmesh_concatenate(int n, const devmesh_t meshes[], devmesh_t* out) {
+  return guard("devmesh_concatenate", [&] {
+    need(out, "the output handle pointer");
+    if (n < 1) invalid("n is " + std::to_string(n) + "; concatenate needs at least one mesh");
+    need(meshes, "meshes");
+    std::vector<Mesh> parts;
+    parts.reserve(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      if (!meshes[i]) invalid("meshes[" + std::to_string(i) + "] is NULL");
+      parts.push_back(meshes[i]->mesh);
+    }
+    give(make_handle(Mesh::concatenate(parts)), out);
+  });
+}
+
 int devmesh_ndim(devmesh_t m, int* ndim) {
   return guard("devmesh_ndim", [&] {
     const Mesh& mesh = mesh_of(m);

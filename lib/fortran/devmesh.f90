@@ -72,6 +72,7 @@ module devmesh
   public :: devmesh_create, devmesh_create_from_ranks, devmesh_destroy
   public :: devmesh_create_ex
   public :: devmesh_slice, devmesh_flatten, devmesh_unflatten, devmesh_root
+  public :: devmesh_concatenate
   public :: devmesh_ndim, devmesh_size, devmesh_dim_name, devmesh_local_rank
   public :: devmesh_coordinate, devmesh_group_ranks, devmesh_comm_count
   public :: devmesh_comm, devmesh_cart_comm, devmesh_create_comms
@@ -199,6 +200,13 @@ module devmesh
       type(c_ptr), intent(in) :: dims(*)
       type(c_ptr), intent(inout) :: out
     end function c_slice
+
+    integer(c_int) function c_concatenate(n, meshes, out) bind(C, name='devmesh_concatenate')
+      import :: c_int, c_ptr
+      integer(c_int), value :: n
+      type(c_ptr), intent(in) :: meshes(*)
+      type(c_ptr), intent(inout) :: out
+    end function c_concatenate
 
     integer(c_int) function c_flatten(m, name, out) bind(C, name='devmesh_flatten')
       import :: c_int, c_ptr
@@ -663,6 +671,26 @@ contains
     if (st == DEVMESH_SUCCESS) out%ptr = res
     call finish(st, 'devmesh_slice', ierr)
   end subroutine devmesh_slice
+
+  !> The dims of meshes(1), then meshes(2), ...: a view of one root made of
+  !> dims taken from several views (devmesh_concatenate).
+  subroutine devmesh_concatenate(meshes, out, ierr)
+    type(devmesh_t), intent(in) :: meshes(:)
+    type(devmesh_t), intent(inout) :: out
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: ptrs(max(1, size(meshes)))
+    type(c_ptr) :: res
+    integer(c_int) :: st
+    integer :: i
+    ptrs = c_null_ptr
+    do i = 1, size(meshes)
+      ptrs(i) = meshes(i)%ptr
+    end do
+    res = out%ptr
+    st = c_concatenate(int(size(meshes), c_int), ptrs, res)
+    if (st == DEVMESH_SUCCESS) out%ptr = res
+    call finish(st, 'devmesh_concatenate', ierr)
+  end subroutine devmesh_concatenate
 
   !> A 1-D view of all dims of mesh; name absent or blank: the dim names
   !> joined with '_'. Pass out by keyword when name is omitted.

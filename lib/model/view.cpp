@@ -206,6 +206,30 @@ View View::slice(std::span<const std::string> names) const {
   return View(root_, std::move(out), false);
 }
 
+View View::concatenate(std::span<const View> views) {
+  if (views.empty()) fail(Status::invalid_argument, "concatenate needs at least one view");
+  if (views.size() == 1) return views[0];
+  std::vector<Dim> out;
+  std::vector<Layout> layouts;
+  std::vector<std::string> names;
+  for (std::size_t i = 1; i < views.size(); ++i)
+    if (views[i].root_ != views[0].root_)
+      fail(Status::invalid_argument, "view " + std::to_string(i) + " (" + views[i].to_string() +
+                                         ") is not of the same root mesh as view 0 (" + views[0].to_string() + ")");
+  for (const View& v : views) {
+    for (const Dim& d : v.dims_) {
+      if (find(out, d.name))
+        fail(Status::duplicate_name, "dim " + quoted(d.name) + " is in more than one of the views concatenated");
+      out.push_back(d);
+      layouts.push_back(d.layout);
+      names.push_back(d.name);
+    }
+  }
+  if (!disjoint(layouts))
+    fail(Status::overlap, "dims " + join(names, ", ") + " cover the same ranks and cannot be concatenated");
+  return View(views[0].root_, std::move(out), false);
+}
+
 View View::flatten(std::optional<std::string> name) const {
   Dim flat;
   flat.name = name ? *name : join(names(), "_");

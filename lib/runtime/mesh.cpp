@@ -600,6 +600,16 @@ Mesh Mesh::unflatten(std::string_view dim, const std::vector<int>& sizes,
 
 Mesh Mesh::root() const { return Mesh(view().root(), state_); }
 
+Mesh Mesh::concatenate(const std::vector<Mesh>& meshes) {
+  std::vector<View> views;
+  views.reserve(meshes.size());
+  for (const Mesh& m : meshes) views.push_back(m.view());
+  // Equal views of two roots built alike are still two roots: compare the
+  // runtime states, which the views' root ids mirror one to one.
+  View out = View::concatenate(views);
+  return Mesh(std::move(out), meshes.front().state_);
+}
+
 int Mesh::ndim() const { return static_cast<int>(view().ndim()); }
 std::vector<std::string> Mesh::names() const { return view().names(); }
 std::vector<int> Mesh::shape() const { return narrow(view().shape()); }

@@ -419,6 +419,63 @@ BOOST_AUTO_TEST_CASE(views_share_communicators) {
   BOOST_TEST(comm_counter::live() == before);
 }
 
+BOOST_AUTO_TEST_CASE(concatenate_views) {
+  const int me = world_rank();
+  const int shape[] = {0, 0, 0};
+  Names names{"dp", "cp", "tp"};
+  Owned m, other;
+  BOOST_REQUIRE_EQUAL(devmesh_create(MPI_COMM_WORLD, 3, shape, names.data(), m.out()), DEVMESH_SUCCESS);
+  BOOST_REQUIRE_EQUAL(devmesh_create(MPI_COMM_WORLD, 3, shape, names.data(), other.out()), DEVMESH_SUCCESS);
+  const int ntp = size_of(m, "tp");
+  Names dpcp{"dp", "cp"}, tp{"tp"}, dp{"dp"};
+  Owned d, f, t, dv, c;
+  BOOST_REQUIRE_EQUAL(devmesh_slice(m, 2, dpcp.data(), d.out()), DEVMESH_SUCCESS);
+  BOOST_REQUIRE_EQUAL(devmesh_flatten(d, nullptr, f.out()), DEVMESH_SUCCESS);
+  BOOST_REQUIRE_EQUAL(devmesh_slice(m, 1, tp.data(), t.out()), DEVMESH_SUCCESS);
+  BOOST_REQUIRE_EQUAL(devmesh_slice(m, 1, dp.data(), dv.out()), DEVMESH_SUCCESS);
+  const devmesh_t parts[] = {t, f};
+  BOOST_REQUIRE_EQUAL(devmesh_concatenate(2, parts, c.out()), DEVMESH_SUCCESS);
+
+  // (tp, dp_cp): dp_cp groups are the ranks of one tp coordinate, by rank.
+  int nd = 0;
+  devmesh_ndim(c, &nd);
+  BOOST_TEST(nd == 2);
+  const char *n0 = nullptr, *n1 = nullptr;
+  devmesh_dim_name(c, 0, &n0);
+  devmesh_dim_name(c, 1, &n1);
+  BOOST_TEST(n0 == std::string("tp"));
+  BOOST_TEST(n1 == std::string("dp_cp"));
+  std::vector<int> want_dpcp, want_tp;
+  for (int r = 0; r < world_size(); ++r) {
+    if (r % ntp == me % ntp) want_dpcp.push_back(r);
+    if (r / ntp == me / ntp) want_tp.push_back(r);
+  }
+  BOOST_TEST(group_of(c, "dp_cp") == want_dpcp);
+  BOOST_TEST(group_of(c, "tp") == want_tp);
+  int coord[2] = {int_sentinel, int_sentinel};
+  BOOST_REQUIRE_EQUAL(devmesh_coordinate(c, 2, coord), DEVMESH_SUCCESS);
+  BOOST_TEST(coord[0] == me % ntp);
+  BOOST_TEST(coord[1] == me / ntp);
+  // Same layouts, same communicators.
+  MPI_Comm cc = MPI_COMM_NULL, cf = MPI_COMM_NULL;
+  BOOST_TEST(devmesh_comm(c, "dp_cp", &cc) == DEVMESH_SUCCESS);
+  BOOST_TEST(devmesh_comm(f, nullptr, &cf) == DEVMESH_SUCCESS);
+  BOOST_TEST(cc == cf);
+
+  // Errors, and the output left alone.
+  devmesh_t out = sentinel;
+  const devmesh_t twice[] = {f, f}, overlapping[] = {f, dv}, roots[] = {t, other}, with_null[] = {t, nullptr};
+  expect_error(devmesh_concatenate(0, parts, &out), DEVMESH_ERR_INVALID_ARGUMENT, "at least one mesh");
+  expect_error(devmesh_concatenate(2, nullptr, &out), DEVMESH_ERR_INVALID_ARGUMENT, "meshes is NULL");
+  expect_error(devmesh_concatenate(2, with_null, &out), DEVMESH_ERR_INVALID_ARGUMENT, "meshes[1] is NULL");
+  expect_error(devmesh_concatenate(2, parts, nullptr), DEVMESH_ERR_INVALID_ARGUMENT, "output handle");
+  expect_error(devmesh_concatenate(2, twice, &out), DEVMESH_ERR_DUPLICATE_NAME, "dp_cp");
+  expect_error(devmesh_concatenate(2, roots, &out), DEVMESH_ERR_INVALID_ARGUMENT, "same root");
+  if (size_of(m, "dp") > 1)
+    expect_error(devmesh_concatenate(2, overlapping, &out), DEVMESH_ERR_OVERLAP, "cover the same ranks");
+  BOOST_TEST(out == sentinel);
+}
+
 BOOST_AUTO_TEST_CASE(fortran_handles) {
   const long before = comm_counter::live();
   {

@@ -7,7 +7,7 @@ program test_f08
   use devmesh
   use, intrinsic :: iso_c_binding, only: c_int, c_ptr, c_char, c_size_t, c_null_char, c_associated, c_f_pointer
   implicit none
-  type(devmesh_t) :: mesh, flat, sub, unflat, bad, listed, plugged, probe, aware
+  type(devmesh_t) :: mesh, flat, sub, unflat, bad, listed, plugged, probe, aware, tpv, dpv, cat
   type(MPI_Comm) :: comm
   integer :: nranks, me, failures, total, ierr, nd, nt, n, i, k, lr
   integer :: coord(2), dims(2)
@@ -90,6 +90,30 @@ program test_f08
   call devmesh_group_ranks(mesh, 'tp', expect, ierr)
   call check_dim(unflat, 'y', expect)
   call check_dim(sub, 'tp', expect)
+
+  ! concatenate the dp slice after the tp slice: (tp, dp) again, same groups
+  call devmesh_slice(mesh, ['tp'], tpv, ierr)
+  call devmesh_slice(mesh, ['dp'], dpv, ierr)
+  call devmesh_concatenate([tpv, dpv], cat, ierr)
+  call check(ierr == DEVMESH_SUCCESS, 'concatenate')
+  call devmesh_dim_name(cat, 2, name, ierr)
+  call check(name == 'dp', 'concatenate keeps the order given')
+  call check_dim(cat, 'tp', expect)
+  deallocate(expect)
+  allocate(expect(nd))
+  expect = [(k * nt + coord(2), k = 0, nd - 1)]
+  call check_dim(cat, 'dp', expect)
+  call devmesh_concatenate([tpv, tpv], bad, ierr)
+  call check(ierr == DEVMESH_ERR_DUPLICATE_NAME, 'concatenate a dim twice')
+  call check(.not. devmesh_associated(bad), 'concatenate output untouched')
+  if (nranks > 1) then
+    call devmesh_concatenate([flat, dpv], bad, ierr)
+    call check(ierr == DEVMESH_ERR_OVERLAP, 'concatenate overlapping dims')
+    call check(index(devmesh_last_error(), 'devmesh_concatenate') > 0, 'message names the procedure')
+  end if
+  call devmesh_destroy(tpv)
+  call devmesh_destroy(dpv)
+  call devmesh_destroy(cat)
 
   ! Errors: exact status, outputs untouched, a message naming the problem.
   n = -7

@@ -123,6 +123,23 @@ BOOST_AUTO_TEST_CASE(views_reuse_communicators) {
   (void)n;
 }
 
+BOOST_AUTO_TEST_CASE(concatenated_views_are_meshes) {
+  Mesh m = Mesh::create(MPI_COMM_WORLD, {0, 0, 0}, {"dp", "cp", "tp"});
+  const Mesh dpcp = m[{"dp", "cp"}].flatten();
+  const Mesh c = Mesh::concatenate({dpcp, m["tp"]});
+  BOOST_TEST(c.names() == (std::vector<std::string>{"dp_cp", "tp"}));
+  check_dim(c, "dp_cp");
+  check_dim(c, "tp");
+  BOOST_TEST(c.comm("dp_cp") == dpcp.comm());  // one communicator per layout
+  BOOST_TEST(c.coordinate() == (std::vector<int>{dpcp.coordinate()[0], m.local_rank("tp")}));
+  BOOST_TEST(c.same_root(m));
+  // The null mesh and a twin root are refused, the same on every rank.
+  BOOST_TEST(status_of([&] { Mesh::concatenate({c, Mesh()}); }) == Status::not_member);
+  Mesh twin = Mesh::create(MPI_COMM_WORLD, {0, 0, 0}, {"dp", "cp", "tp"});
+  BOOST_TEST(status_of([&] { Mesh::concatenate({m["tp"], twin["dp"]}); }) == Status::invalid_argument);
+  BOOST_TEST(status_of([&] { Mesh::concatenate({}); }) == Status::invalid_argument);
+}
+
 BOOST_AUTO_TEST_CASE(rank_list_and_non_members) {
   const int n = world_size();
   const int me = world_rank();

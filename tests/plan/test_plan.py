@@ -107,6 +107,21 @@ def test_worked_examples():
     g = groups_of(ok_json(*base, "--slice", "dp,cp", "--flatten", "--root", "--slice", "tp,dp_cp"))
     check(g == {"tp": [[0, 1], [2, 3], [4, 5], [6, 7]], "dp_cp": [[0, 2, 4, 6], [1, 3, 5, 7]]},
           "--flatten alone registers the default name")
+    # Concatenation: dims of several views of one root, in turn (SEMANTICS.md
+    # section 3): a flattened dp_cp with the root's tp, and an unflattened
+    # dim (not registered, so no slice reaches it) with tp.
+    out = ok_json(*base, "--slice", "dp,cp", "--flatten", "--push", "--root", "--slice", "tp", "--concatenate")
+    check(groups_of(out) == {"dp_cp": [[0, 2, 4, 6], [1, 3, 5, 7]], "tp": [[0, 1], [2, 3], [4, 5], [6, 7]]}
+          and [d["name"] for d in out["dims"]] == ["dp_cp", "tp"], "concatenate(dp_cp, tp)")
+    out = ok_json("--shape", "4,2", "--names", "dp,tp", "--slice", "tp", "--push", "--root",
+                  "--unflatten", "dp:2,2:dp_shard,dp_rep", "--slice", "dp_rep", "--concatenate")
+    check(groups_of(out) == {"tp": [[0, 1], [2, 3], [4, 5], [6, 7]], "dp_rep": [[0, 2], [1, 3], [4, 6], [5, 7]]}
+          and [d["name"] for d in out["dims"]] == ["tp", "dp_rep"], "concatenate(tp, unflattened dp_rep)")
+    g = groups_of(ok_json(*base, "--slice", "cp", "--concatenate"))
+    check(g == {"cp": [[0, 2], [1, 3], [4, 6], [5, 7]]}, "--concatenate of one view is that view")
+    expect_error("overlap", *base, "--slice", "dp,cp", "--flatten", "--push", "--root", "--slice", "dp",
+                 "--concatenate")
+    expect_error("duplicate_name", *base, "--slice", "tp", "--push", "--concatenate")
     # A 0 in the shape is filled as MPI_Dims_create does.
     out = ok_json("--shape", "0,0", "--names", "a,b", "--world", "12")
     check([d["size"] for d in out["dims"]] == [4, 3], "dims_create(12,{0,0})")

@@ -371,6 +371,24 @@ Outcome ref_unflatten(const RefRoot& root, const RefView& v, const std::string& 
   return {Status::success, out};
 }
 
+// Concatenation: the dims of each view in turn; duplicate names and
+// overlapping offsets fail as for a slice.
+Outcome ref_concatenate(const std::vector<RefView>& views) {
+  if (views.size() == 1) return {Status::success, views[0]};
+  RefView out{{}, false};
+  for (const RefView& v : views)
+    for (const RefDim& d : v.dims) {
+      if (find(out.dims, d.name)) return fail(Status::duplicate_name);
+      out.dims.push_back(d);
+    }
+  for (std::size_t i = 0; i < out.dims.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      for (index_t o : out.dims[i].offs)
+        if (o != 0 && std::count(out.dims[j].offs.begin(), out.dims[j].offs.end(), o))
+          return fail(Status::overlap);
+  return {Status::success, out};
+}
+
 // One dim's groups by brute force: the smallest root index not yet placed
 // starts a new group, whose members are it plus each offset.
 struct RefGroups {
@@ -508,13 +526,17 @@ BOOST_AUTO_TEST_CASE(random_chains) {
 
     Names name_pool = root_pool;
     name_pool.insert(name_pool.end(), {"n0", "n1", "n2", "zz", ""});
+    // Views this chain reached, to concatenate with; a view of another
+    // root built alike must be refused.
+    std::vector<std::pair<View, RefView>> reached{{v, ref}};
+    const View other_root = View::create(spec);
     for (int step = static_cast<int>(pick(rng, 1, 6)); step > 0; --step) {
       Outcome expected;
       View next = v;
       Status got = Status::success;
       const Names current = v.names();
       try {
-        const index_t op = pick(rng, 0, 9);
+        const index_t op = pick(rng, 0, 10);
         switch (op) {
           case 0:
           case 1:
@@ -565,6 +587,34 @@ BOOST_AUTO_TEST_CASE(random_chains) {
             next = v.unflatten(dim, sizes, new_names);
             break;
           }
+          case 9: {  // concatenate with views reached before, in random order
+            std::vector<View> parts{v};
+            std::vector<RefView> ref_parts{ref};
+            for (index_t n = pick(rng, 0, 2); n > 0; --n) {
+              const auto& [pv, pr] = any_of(rng, reached);
+              parts.push_back(pv);
+              ref_parts.push_back(pr);
+            }
+            std::vector<std::size_t> order(parts.size());
+            std::iota(order.begin(), order.end(), std::size_t{0});
+            std::shuffle(order.begin(), order.end(), rng);
+            std::vector<View> shuffled;
+            std::vector<RefView> ref_shuffled;
+            chain << " | concatenate";
+            for (std::size_t i : order) {
+              shuffled.push_back(parts[i]);
+              ref_shuffled.push_back(ref_parts[i]);
+              chain << " [" << parts[i].to_string() << "]";
+            }
+            expected = ref_concatenate(ref_shuffled);
+            if (pick(rng, 0, 10) == 0) {
+              shuffled.push_back(other_root);
+              chain << " [another root]";
+              expected = fail(Status::invalid_argument);
+            }
+            next = View::concatenate(shuffled);
+            break;
+          }
           default:
             chain << " | root";
             expected = {Status::success, {root.dims, true}};
@@ -579,6 +629,7 @@ BOOST_AUTO_TEST_CASE(random_chains) {
         if (got != Status::success || expected.status != Status::success) continue;  // view unchanged
         v = next;
         ref = expected.view;
+        reached.emplace_back(v, ref);
         compare(v, ref, w, parent);
         BOOST_TEST(v.root_id() == next.root().root_id());
       }

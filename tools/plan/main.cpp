@@ -3,8 +3,8 @@
 //   devmesh-plan --shape 2,2,2 --names dp,cp,tp --slice tp,dp --json
 //   devmesh-plan --shape 2,2,4 --names dp,cp,tp --ranks-per-host 4 --svg mesh.svg
 //
-// Builds the root view, applies --slice/--flatten/--unflatten/--root in
-// command-line order, then prints the final view (text or --json), or one
+// Builds the root view, applies --slice/--flatten/--unflatten/--root/--push/
+// --concatenate in command-line order, then prints the final view (text or --json), or one
 // parent rank's coordinate and groups (--rank R). --ranks-per-host K adds
 // hosts (blocks of K consecutive parent ranks) and each dim's placement on
 // them; --svg FILE also draws the mesh. Exit status 0 on success; 2 on any
@@ -93,7 +93,7 @@ int run_plan(int argc, char** argv, std::ostream& to_stdout, std::ostream& to_st
   CLI::App app{"Plan a device mesh: print its rank groups without MPI."};
   std::string shape, names, ranks, world, rank, ranks_per_host, svg_file, color_by;
   std::vector<std::string> slices, flattens, unflattens;
-  int roots = 0;
+  int roots = 0, pushes = 0, concatenates = 0;
   app.add_option("--shape", shape, "dim sizes, e.g. 2,2,2 (0 = choose, needs --world or --ranks)")
       ->required();
   app.add_option("--names", names, "dim names, e.g. dp,cp,tp")->required();
@@ -111,6 +111,9 @@ int run_plan(int argc, char** argv, std::ostream& to_stdout, std::ostream& to_st
       app.add_option("--unflatten", unflattens, "DIM:SIZES:NAMES, e.g. dp:2,2:dp_shard,dp_rep")
           ->allow_extra_args(false);
   CLI::Option* root_opt = app.add_flag("--root", roots, "back to the root view");
+  CLI::Option* push_opt = app.add_flag("--push", pushes, "keep the current view for --concatenate (the chain goes on from it)");
+  CLI::Option* concat_opt = app.add_flag(
+      "--concatenate", concatenates, "the views kept by --push, then the current view, as one view (their dims in turn)");
   app.add_option("--rank", rank, "show only this parent rank's coordinate and groups");
   CLI::Option* hosts_opt = app.add_option("--ranks-per-host", ranks_per_host,
                  "K: hosts are blocks of K consecutive parent ranks; mark them and say which dims "
@@ -124,7 +127,9 @@ int run_plan(int argc, char** argv, std::ostream& to_stdout, std::ostream& to_st
       ->needs(svg_opt);
   app.add_flag("--json", json, "print JSON");
   app.footer(
-      "--slice, --flatten, --unflatten and --root apply in command-line order.\n"
+      "--slice, --flatten, --unflatten, --root, --push and --concatenate apply in\n"
+      "command-line order; e.g. --slice dp,cp --flatten --push --root --slice tp\n"
+      "--concatenate gives the view (dp_cp, tp).\n"
       "\n"
       "Hosts (--ranks-per-host K): parent rank r is on host r / K, the block placement\n"
       "most launchers use by default (consecutive ranks fill a node first; a cyclic\n"
@@ -163,6 +168,7 @@ int run_plan(int argc, char** argv, std::ostream& to_stdout, std::ostream& to_st
     View view = View::create(std::move(spec));
 
     std::string ops;  // the chain as given, for the SVG's title
+    std::vector<View> pushed;  // --push, until --concatenate
     std::map<const CLI::Option*, std::size_t> used;  // occurrences consumed per option
     for (const CLI::Option* opt : app.parse_order()) {
       const std::size_t n = used[opt]++;
@@ -178,6 +184,14 @@ int run_plan(int argc, char** argv, std::ostream& to_stdout, std::ostream& to_st
       } else if (opt == root_opt) {
         view = view.root();
         ops += " --root";
+      } else if (opt == push_opt) {
+        pushed.push_back(view);
+        ops += " --push";
+      } else if (opt == concat_opt) {
+        pushed.push_back(view);
+        view = View::concatenate(pushed);
+        pushed.clear();
+        ops += " --concatenate";
       }
     }
 
