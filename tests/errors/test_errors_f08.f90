@@ -1,11 +1,12 @@
 ! The bad-input matrix through the Fortran module (docs/ERRORS.md), with
 ! mpi_f08, under mpiexec at 1, 2 and 3 ranks: ndim and shape errors, names
 ! (blank, repeated, over-long), rank lists, unknown dims, overlapping
-! slices, flatten clashes, unflatten mismatches, null, destroyed and
-! non-member handles. Each case checks the exact ierr, that collective calls
-! give the same ierr on every rank, that devmesh_last_error names the
-! problem, and that output arguments are untouched. Exits non-zero (error
-! stop) when a check fails on any rank.
+! slices, flatten clashes, unflatten mismatches, host meshes, comm_errors=,
+! short output arrays, null, destroyed and non-member handles. Each case
+! checks the exact ierr, that collective calls give the same ierr on every
+! rank, that devmesh_last_error names the problem, and that output
+! arguments are untouched. Exits non-zero (error stop) when a check fails
+! on any rank.
 program test_errors_f08
   use, intrinsic :: iso_c_binding, only: c_associated, c_int, c_char, c_null_char, c_ptr
   use mpi_f08
