@@ -240,6 +240,11 @@ DEVMESH_C_API int devmesh_create_ex_f(MPI_Fint parent, int ndim, const int shape
 DEVMESH_C_API int devmesh_create_hosts(MPI_Comm parent, const char *host_dim,
                                        const char *local_dim, devmesh_t *mesh);
 
+/* devmesh_create_hosts with a Fortran handle for parent (converted with
+ * MPI_Comm_f2c). Collective over parent. */
+DEVMESH_C_API int devmesh_create_hosts_f(MPI_Fint parent, const char *host_dim,
+                                         const char *local_dim, devmesh_t *mesh);
+
 /* *within = 1 when every group of dim stays within one host, else 0. Needs
  * a mesh made by devmesh_create_hosts or by devmesh_create_ex with
  * host_aware 1 (else

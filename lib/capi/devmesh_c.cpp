@@ -292,8 +292,9 @@ int devmesh_create_ex_f(MPI_Fint parent, int ndim, const int shape[], const char
   return create("devmesh_create_ex_f", MPI_Comm_f2c(parent), ndim, shape, names, mesh, config);
 }
 
-int devmesh_create_hosts(MPI_Comm parent, const char* host_dim, const char* local_dim, devmesh_t* mesh) {
-  return guard("devmesh_create_hosts", [&] {
+namespace {
+int create_hosts(const char* fn, MPI_Comm parent, const char* host_dim, const char* local_dim, devmesh_t* mesh) {
+  return guard(fn, [&] {
     if (parent == MPI_COMM_NULL) invalid("the parent communicator is MPI_COMM_NULL");
     std::optional<Error> local;
     if (!mesh) local = Error(Status::invalid_argument, "the mesh output pointer is NULL");
@@ -301,6 +302,15 @@ int devmesh_create_hosts(MPI_Comm parent, const char* host_dim, const char* loca
     Mesh m = devmesh::create_host_mesh(parent, host_dim ? host_dim : "host", local_dim ? local_dim : "local");
     give(make_handle(std::move(m)), mesh);
   });
+}
+}  // namespace
+
+int devmesh_create_hosts(MPI_Comm parent, const char* host_dim, const char* local_dim, devmesh_t* mesh) {
+  return create_hosts("devmesh_create_hosts", parent, host_dim, local_dim, mesh);
+}
+
+int devmesh_create_hosts_f(MPI_Fint parent, const char* host_dim, const char* local_dim, devmesh_t* mesh) {
+  return create_hosts("devmesh_create_hosts_f", MPI_Comm_f2c(parent), host_dim, local_dim, mesh);
 }
 
 int devmesh_dim_within_hosts(devmesh_t m, const char* dim, int* within) {

@@ -22,6 +22,14 @@
 !>     (ndim, size(dim)): size(array) is passed to C as the capacity, and a
 !>     shorter one gives DEVMESH_ERR_INVALID_ARGUMENT naming both counts,
 !>     the array untouched; extra entries are left untouched.
+!>   * Positions in arrays of several groups are 1-based too: group g
+!>     (1-based) of devmesh_all_groups is ranks((g-1)*n+1 : g*n), n the
+!>     size of the dim; the rank values in it are 0-based.
+!>   * Every C function of devmesh.h has a Fortran form here under its own
+!>     name, but for the C functions that exist for this module only
+!>     (devmesh_create_f, devmesh_create_ex_f, devmesh_create_hosts_f,
+!>     devmesh_comm_f, devmesh_cart_comm_f), which the generic of the name
+!>     without _f calls; tests/docs/check_fortran_parity.py keeps this true.
 !>   * Collectiveness is as in C: devmesh_create* over the parent;
 !>     devmesh_comm over the caller's group along dim the first time that
 !>     layout is asked for; devmesh_create_comms and devmesh_cart_comm over
@@ -62,6 +70,10 @@ module devmesh
                                 DEVMESH_FLOAT64 = 9
   integer, parameter, public :: DEVMESH_SUM = 0, DEVMESH_PROD = 1, DEVMESH_MIN = 2, DEVMESH_MAX = 3
 
+  ! The error handler of the communicators devmesh_comm and devmesh_cart_comm
+  ! return (devmesh_create_ex's comm_errors=; devmesh.h's values).
+  integer, parameter, public :: DEVMESH_COMM_ERRORS_INHERIT = 0, DEVMESH_COMM_ERRORS_RETURN = 1
+
   !> A handle to one view of a mesh; the null handle (ptr = c_null_ptr) is
   !> "no mesh", what ranks outside a rank list get. `ptr` is the C API's
   !> devmesh_t, for mixing with C code.
@@ -79,6 +91,9 @@ module devmesh
   public :: devmesh_associated, devmesh_last_error, devmesh_status_string
   public :: devmesh_allreduce, devmesh_allgather, devmesh_reduce_scatter, devmesh_broadcast
   public :: devmesh_alltoall, devmesh_barrier, devmesh_send, devmesh_recv
+  public :: devmesh_shape, devmesh_all_groups, devmesh_root_size, devmesh_parent_rank
+  public :: devmesh_create_hosts, devmesh_dim_within_hosts, devmesh_version
+  public :: devmesh_dim_backend, devmesh_backend_comm
 
   !> devmesh_create(comm, shape, names, mesh [, ierr])
   !> A root mesh of the given shape over all ranks of comm (a 0 in shape is
@@ -100,7 +115,7 @@ module devmesh
 
   !> devmesh_create_ex(comm, shape, names, mesh [, ierr] [, backend=]
   !>                   [, dim_backends=] [, backend_options=] [, dim_options=]
-  !>                   [, ranks=] [, host_aware=])
+  !>                   [, ranks=] [, host_aware=] [, comm_errors=])
   !> devmesh_create with the options of the C devmesh_config_t (see
   !> devmesh.h); absent or blank: the library's default.
   !> backend: backend of every dim without an override ("mpi");
@@ -111,7 +126,10 @@ module devmesh
   !> as [integer ::] as absent, so an empty list is refused only through
   !> devmesh_create_from_ranks); host_aware: .true. orders all ranks of
   !> comm by host, so that the innermost dims stay within hosts (not with
-  !> ranks=: DEVMESH_ERR_INVALID_ARGUMENT).
+  !> ranks=: DEVMESH_ERR_INVALID_ARGUMENT); comm_errors: the error handler
+  !> of the communicators devmesh_comm and devmesh_cart_comm return,
+  !> DEVMESH_COMM_ERRORS_INHERIT (the parent's) or DEVMESH_COMM_ERRORS_RETURN
+  !> (MPI_ERRORS_RETURN); another value gives DEVMESH_ERR_INVALID_ARGUMENT.
   !> A backend name that is no backend gives DEVMESH_ERR_INVALID_ARGUMENT, a
   !> backend that is found but cannot be used here DEVMESH_ERR_UNSUPPORTED,
   !> on every rank, mesh untouched. Collective over comm.
@@ -153,6 +171,19 @@ module devmesh
   interface devmesh_cart_comm
     module procedure cart_comm_f08, cart_comm_int
   end interface devmesh_cart_comm
+
+  !> devmesh_create_hosts(comm, mesh [, ierr] [, host_dim=] [, local_dim=])
+  !> The 2-D (host, local) mesh of comm: hosts from
+  !> MPI_Comm_split_type(MPI_COMM_TYPE_SHARED), or from DEVMESH_HOST_ID when
+  !> every rank sets it; hosts ordered by their lowest rank in comm, ranks
+  !> within a host by rank. host_dim, local_dim: the dim names (absent or
+  !> blank: 'host' and 'local'). Collective over comm. Hosts with different
+  !> numbers of ranks: DEVMESH_ERR_SHAPE_MISMATCH; DEVMESH_HOST_ID set on
+  !> some ranks only: DEVMESH_ERR_INCONSISTENT; equal names:
+  !> DEVMESH_ERR_DUPLICATE_NAME; on every rank, mesh untouched.
+  interface devmesh_create_hosts
+    module procedure create_hosts_f08, create_hosts_int
+  end interface devmesh_create_hosts
 
   ! C strings built from Fortran names: one buffer, pointers into it.
   type :: c_strings
@@ -366,6 +397,63 @@ module devmesh
       integer(c_size_t), value :: count
       integer(c_int), value :: datatype, peer
     end function c_recv
+
+    integer(c_int) function c_shape(m, maxdims, shape) bind(C, name='devmesh_shape')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: m
+      integer(c_int), value :: maxdims
+      integer(c_int), intent(inout) :: shape(*)
+    end function c_shape
+
+    integer(c_int) function c_all_groups(m, dim, maxranks, ranks) bind(C, name='devmesh_all_groups')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: m, dim
+      integer(c_int), value :: maxranks
+      integer(c_int), intent(inout) :: ranks(*)
+    end function c_all_groups
+
+    integer(c_int) function c_root_size(m, size) bind(C, name='devmesh_root_size')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: m
+      integer(c_int), intent(inout) :: size
+    end function c_root_size
+
+    integer(c_int) function c_parent_rank(m, rank) bind(C, name='devmesh_parent_rank')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: m
+      integer(c_int), intent(inout) :: rank
+    end function c_parent_rank
+
+    integer(c_int) function c_create_hosts_f(parent, host_dim, local_dim, mesh) &
+        bind(C, name='devmesh_create_hosts_f')
+      import :: c_int, c_ptr
+      integer(c_int), value :: parent
+      type(c_ptr), value :: host_dim, local_dim
+      type(c_ptr), intent(inout) :: mesh
+    end function c_create_hosts_f
+
+    integer(c_int) function c_dim_within_hosts(m, dim, within) bind(C, name='devmesh_dim_within_hosts')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: m, dim
+      integer(c_int), intent(inout) :: within
+    end function c_dim_within_hosts
+
+    integer(c_int) function c_version(major, minor, patch) bind(C, name='devmesh_version')
+      import :: c_int
+      integer(c_int), intent(inout) :: major, minor, patch
+    end function c_version
+
+    integer(c_int) function c_dim_backend(m, dim, backend) bind(C, name='devmesh_dim_backend')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: m, dim
+      type(c_ptr), intent(inout) :: backend
+    end function c_dim_backend
+
+    integer(c_int) function c_backend_comm(m, dim, backend, handle) bind(C, name='devmesh_backend_comm')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: m, dim, backend
+      type(c_ptr), intent(inout) :: handle
+    end function c_backend_comm
   end interface
 
 contains
@@ -553,7 +641,7 @@ contains
   ! absent, which would turn an empty list into none). `proc` names the
   ! caller's procedure in messages.
   subroutine create_ex_common(proc, parent, shape, names, mesh, ierr, listed, ranks, backend, dim_backends, &
-                              backend_options, dim_options, host_aware)
+                              backend_options, dim_options, host_aware, comm_errors)
     character(len=*), intent(in) :: proc
     integer, intent(in) :: parent
     integer, intent(in) :: shape(:)
@@ -564,6 +652,7 @@ contains
     integer, intent(in) :: ranks(:)
     character(len=*), intent(in), optional :: backend, dim_backends, backend_options, dim_options
     logical, intent(in), optional :: host_aware
+    integer, intent(in), optional :: comm_errors
     integer(c_int), allocatable :: shp(:)
     integer(c_int), allocatable, target :: rk(:)
     type(c_strings), target :: cs, cb, cdb, cbo, cdo
@@ -596,6 +685,7 @@ contains
       cfg%ranks = c_loc(rk)
     end if
     if (present(host_aware)) cfg%host_aware = merge(1_c_int, 0_c_int, host_aware)
+    if (present(comm_errors)) cfg%comm_errors = int(comm_errors, c_int)
     out = mesh%ptr
     st = c_create_ex_f(int(parent, c_int), int(n, c_int), shp, cs%ptr, cfg, out)
     if (st == DEVMESH_SUCCESS) mesh%ptr = out
@@ -603,7 +693,7 @@ contains
   end subroutine create_ex_common
 
   subroutine create_ex_f08(comm, shape, names, mesh, ierr, backend, dim_backends, backend_options, dim_options, &
-                           ranks, host_aware)
+                           ranks, host_aware, comm_errors)
     type(MPI_Comm), intent(in) :: comm
     integer, intent(in) :: shape(:)
     character(len=*), intent(in) :: names(:)
@@ -612,17 +702,18 @@ contains
     character(len=*), intent(in), optional :: backend, dim_backends, backend_options, dim_options
     integer, intent(in), optional :: ranks(:)
     logical, intent(in), optional :: host_aware
+    integer, intent(in), optional :: comm_errors
     if (present(ranks)) then
       call create_ex_common('devmesh_create_ex', comm%MPI_VAL, shape, names, mesh, ierr, .true., ranks, backend, &
-                            dim_backends, backend_options, dim_options, host_aware)
+                            dim_backends, backend_options, dim_options, host_aware, comm_errors)
     else
       call create_ex_common('devmesh_create_ex', comm%MPI_VAL, shape, names, mesh, ierr, .false., [integer ::], &
-                            backend, dim_backends, backend_options, dim_options, host_aware)
+                            backend, dim_backends, backend_options, dim_options, host_aware, comm_errors)
     end if
   end subroutine create_ex_f08
 
   subroutine create_ex_int(comm, shape, names, mesh, ierr, backend, dim_backends, backend_options, dim_options, &
-                           ranks, host_aware)
+                           ranks, host_aware, comm_errors)
     integer, intent(in) :: comm
     integer, intent(in) :: shape(:)
     character(len=*), intent(in) :: names(:)
@@ -631,12 +722,13 @@ contains
     character(len=*), intent(in), optional :: backend, dim_backends, backend_options, dim_options
     integer, intent(in), optional :: ranks(:)
     logical, intent(in), optional :: host_aware
+    integer, intent(in), optional :: comm_errors
     if (present(ranks)) then
       call create_ex_common('devmesh_create_ex', comm, shape, names, mesh, ierr, .true., ranks, backend, &
-                            dim_backends, backend_options, dim_options, host_aware)
+                            dim_backends, backend_options, dim_options, host_aware, comm_errors)
     else
       call create_ex_common('devmesh_create_ex', comm, shape, names, mesh, ierr, .false., [integer ::], &
-                            backend, dim_backends, backend_options, dim_options, host_aware)
+                            backend, dim_backends, backend_options, dim_options, host_aware, comm_errors)
     end if
   end subroutine create_ex_int
 
@@ -1102,5 +1194,175 @@ contains
     call finish(c_recv(mesh%ptr, cdim, addr(buffer), int(count, c_size_t), int(datatype, c_int), &
                        int(peer, c_int), stream_arg(stream)), 'devmesh_recv', ierr)
   end subroutine devmesh_recv
+
+  ! ---- more queries, hosts, backends, version (C parity) -------------------
+
+  !> The view's sizes in dim order: shape(i) is the size of dim i. Not
+  !> collective. shape must hold ndim entries (as coord).
+  subroutine devmesh_shape(mesh, shape, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    integer, intent(inout) :: shape(:)
+    integer, intent(out), optional :: ierr
+    integer(c_int), allocatable :: c(:)
+    integer(c_int) :: st
+    allocate(c(max(size(shape), 1)))
+    c(1:size(shape)) = int(shape, c_int)
+    st = c_shape(mesh%ptr, int(size(shape), c_int), c)
+    if (st == DEVMESH_SUCCESS) shape = int(c(1:size(shape)))
+    call finish(st, 'devmesh_shape', ierr)
+  end subroutine devmesh_shape
+
+  !> Every group of dim, each in local-rank order, groups ordered by their
+  !> smallest root index: W / n groups of n parent ranks (0-based), n the
+  !> size of dim and W devmesh_root_size; group g (1-based) is
+  !> ranks((g-1)*n+1 : g*n). ranks must hold W entries. Not collective.
+  subroutine devmesh_all_groups(mesh, dim, ranks, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    character(len=*), intent(in) :: dim
+    integer, intent(inout) :: ranks(:)
+    integer, intent(out), optional :: ierr
+    type(c_strings), target :: cs
+    type(c_ptr) :: cdim
+    integer(c_int), allocatable :: r(:)
+    integer(c_int) :: st
+    call to_c_name(dim, cs, cdim)
+    allocate(r(max(size(ranks), 1)))
+    r(1:size(ranks)) = int(ranks, c_int)
+    st = c_all_groups(mesh%ptr, cdim, int(size(ranks), c_int), r)
+    if (st == DEVMESH_SUCCESS) ranks = int(r(1:size(ranks)))
+    call finish(st, 'devmesh_all_groups', ierr)
+  end subroutine devmesh_all_groups
+
+  !> W: the number of ranks of mesh's root. Not collective.
+  subroutine devmesh_root_size(mesh, size, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    integer, intent(inout) :: size
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: v, st
+    st = c_root_size(mesh%ptr, v)
+    if (st == DEVMESH_SUCCESS) size = int(v)
+    call finish(st, 'devmesh_root_size', ierr)
+  end subroutine devmesh_root_size
+
+  !> The caller's rank (0-based) in the parent communicator. Not collective.
+  subroutine devmesh_parent_rank(mesh, rank, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    integer, intent(inout) :: rank
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: v, st
+    st = c_parent_rank(mesh%ptr, v)
+    if (st == DEVMESH_SUCCESS) rank = int(v)
+    call finish(st, 'devmesh_parent_rank', ierr)
+  end subroutine devmesh_parent_rank
+
+  subroutine create_hosts_common(parent, mesh, ierr, host_dim, local_dim)
+    integer, intent(in) :: parent
+    type(devmesh_t), intent(inout) :: mesh
+    integer, intent(out), optional :: ierr
+    character(len=*), intent(in), optional :: host_dim, local_dim
+    type(c_strings), target :: ch, cl
+    type(c_ptr) :: out, hp, lp
+    integer(c_int) :: st
+    hp = c_null_ptr
+    lp = c_null_ptr
+    if (present(host_dim)) call to_c_name(host_dim, ch, hp)
+    if (present(local_dim)) call to_c_name(local_dim, cl, lp)
+    out = mesh%ptr
+    st = c_create_hosts_f(int(parent, c_int), hp, lp, out)
+    if (st == DEVMESH_SUCCESS) mesh%ptr = out
+    call finish(st, 'devmesh_create_hosts', ierr)
+  end subroutine create_hosts_common
+
+  subroutine create_hosts_f08(comm, mesh, ierr, host_dim, local_dim)
+    type(MPI_Comm), intent(in) :: comm
+    type(devmesh_t), intent(inout) :: mesh
+    integer, intent(out), optional :: ierr
+    character(len=*), intent(in), optional :: host_dim, local_dim
+    call create_hosts_common(comm%MPI_VAL, mesh, ierr, host_dim, local_dim)
+  end subroutine create_hosts_f08
+
+  subroutine create_hosts_int(comm, mesh, ierr, host_dim, local_dim)
+    integer, intent(in) :: comm
+    type(devmesh_t), intent(inout) :: mesh
+    integer, intent(out), optional :: ierr
+    character(len=*), intent(in), optional :: host_dim, local_dim
+    call create_hosts_common(comm, mesh, ierr, host_dim, local_dim)
+  end subroutine create_hosts_int
+
+  !> within = .true. when every group of dim stays within one host. Needs a
+  !> mesh made by devmesh_create_hosts or by devmesh_create_ex with
+  !> host_aware=.true. (else DEVMESH_ERR_INVALID_ARGUMENT). Not collective.
+  subroutine devmesh_dim_within_hosts(mesh, dim, within, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    character(len=*), intent(in) :: dim
+    logical, intent(inout) :: within
+    integer, intent(out), optional :: ierr
+    type(c_strings), target :: cs
+    type(c_ptr) :: cdim
+    integer(c_int) :: v, st
+    call to_c_name(dim, cs, cdim)
+    v = 0
+    st = c_dim_within_hosts(mesh%ptr, cdim, v)
+    if (st == DEVMESH_SUCCESS) within = v /= 0
+    call finish(st, 'devmesh_dim_within_hosts', ierr)
+  end subroutine devmesh_dim_within_hosts
+
+  !> The name of dim's backend, e.g. 'mpi', into a character(len=:),
+  !> allocatable variable. Not collective.
+  subroutine devmesh_dim_backend(mesh, dim, backend, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    character(len=*), intent(in) :: dim
+    character(len=:), allocatable, intent(inout) :: backend
+    integer, intent(out), optional :: ierr
+    type(c_strings), target :: cs
+    type(c_ptr) :: cdim, p
+    integer(c_int) :: st
+    call to_c_name(dim, cs, cdim)
+    p = c_null_ptr
+    st = c_dim_backend(mesh%ptr, cdim, p)
+    if (st == DEVMESH_SUCCESS) backend = from_c_string(p)
+    call finish(st, 'devmesh_dim_backend', ierr)
+  end subroutine devmesh_dim_backend
+
+  !> The caller's communicator along dim in the dim's backend: handle is the
+  !> C address of the backend's own handle (a C MPI_Comm for 'mpi', an
+  !> ncclComm_t for 'nccl'), owned by devmesh, for passing to C or to the
+  !> backend's own Fortran binding; for an MPI handle in Fortran use
+  !> devmesh_comm. backend: the backend the caller expects (absent or
+  !> blank: any; another one than the dim's gives
+  !> DEVMESH_ERR_INVALID_ARGUMENT). Collective as devmesh_comm the first
+  !> time.
+  subroutine devmesh_backend_comm(mesh, dim, handle, ierr, backend)
+    type(devmesh_t), intent(in) :: mesh
+    character(len=*), intent(in) :: dim
+    type(c_ptr), intent(inout) :: handle
+    integer, intent(out), optional :: ierr
+    character(len=*), intent(in), optional :: backend
+    type(c_strings), target :: cs, cb
+    type(c_ptr) :: cdim, cback, h
+    integer(c_int) :: st
+    call to_c_name(dim, cs, cdim)
+    cback = c_null_ptr
+    if (present(backend)) call to_c_name(backend, cb, cback)
+    h = handle
+    st = c_backend_comm(mesh%ptr, cdim, cback, h)
+    if (st == DEVMESH_SUCCESS) handle = h
+    call finish(st, 'devmesh_backend_comm', ierr)
+  end subroutine devmesh_backend_comm
+
+  !> The library's version (of the shared object the program runs with).
+  !> Each argument is optional. Not collective.
+  subroutine devmesh_version(major, minor, patch, ierr)
+    integer, intent(inout), optional :: major, minor, patch
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: a, b, c, st
+    st = c_version(a, b, c)
+    if (st == DEVMESH_SUCCESS) then
+      if (present(major)) major = int(a)
+      if (present(minor)) minor = int(b)
+      if (present(patch)) patch = int(c)
+    end if
+    call finish(st, 'devmesh_version', ierr)
+  end subroutine devmesh_version
 
 end module devmesh

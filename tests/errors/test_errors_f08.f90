@@ -1,13 +1,14 @@
 ! The bad-input matrix through the Fortran module (docs/ERRORS.md), with
 ! mpi_f08, under mpiexec at 1, 2 and 3 ranks: ndim and shape errors, names
 ! (blank, repeated, over-long), rank lists, unknown dims, overlapping
-! slices, flatten clashes, unflatten mismatches, null, destroyed and
-! non-member handles. Each case checks the exact ierr, that collective calls
-! give the same ierr on every rank, that devmesh_last_error names the
-! problem, and that output arguments are untouched. Exits non-zero (error
-! stop) when a check fails on any rank.
+! slices, flatten clashes, unflatten mismatches, host meshes, comm_errors=,
+! short output arrays, null, destroyed and non-member handles. Each case
+! checks the exact ierr, that collective calls give the same ierr on every
+! rank, that devmesh_last_error names the problem, and that output
+! arguments are untouched. Exits non-zero (error stop) when a check fails
+! on any rank.
 program test_errors_f08
-  use, intrinsic :: iso_c_binding, only: c_associated
+  use, intrinsic :: iso_c_binding, only: c_associated, c_int, c_char, c_null_char, c_ptr
   use mpi_f08
   use devmesh
   implicit none
@@ -18,6 +19,18 @@ program test_errors_f08
   character(len=300) :: long_name
   character(len=:), allocatable :: name
   type(MPI_Comm) :: comm
+
+  interface
+    integer(c_int) function c_setenv(name, value, overwrite) bind(C, name='setenv')
+      import :: c_int, c_char
+      character(kind=c_char), intent(in) :: name(*), value(*)
+      integer(c_int), value :: overwrite
+    end function c_setenv
+    integer(c_int) function c_unsetenv(name) bind(C, name='unsetenv')
+      import :: c_int, c_char
+      character(kind=c_char), intent(in) :: name(*)
+    end function c_unsetenv
+  end interface
 
   call MPI_Init()
   call MPI_Comm_size(MPI_COMM_WORLD, nranks)
@@ -157,6 +170,8 @@ program test_errors_f08
     call collective(ierr, DEVMESH_ERR_INCONSISTENT, 'different', 'unknown creation path on one rank')
   end if
 
+  call parity_errors()
+
   ! ---- null, destroyed and non-member handles ------------------------------
   call check_null_handle(nomesh, 'never-created handle')
   call devmesh_destroy(f, ierr)
@@ -230,6 +245,67 @@ contains
     call check(lo == hi, what // ': ranks got different ierr')
   end subroutine collective
 
+  ! The procedures that mirror the rest of the C API: unknown dims, short
+  ! arrays, hosts and comm_errors=, each with its status (the same on every
+  ! rank for collective calls), a message naming the procedure, and the
+  ! outputs untouched.
+  subroutine parity_errors()
+    type(devmesh_t) :: o
+    type(c_ptr) :: h
+    integer :: e, arr(2)
+    logical :: within
+    character(len=:), allocatable :: nm
+    arr = -7
+    call devmesh_all_groups(mesh, 'zz', arr, e)
+    call expect(e, DEVMESH_ERR_UNKNOWN_DIM, "'zz'", 'all_groups of an unknown dim')
+    call named('devmesh_all_groups', 'all_groups of an unknown dim')
+    call devmesh_shape(mesh, arr, e)
+    call expect(e, DEVMESH_ERR_INVALID_ARGUMENT, 'maxdims is 2 but shape needs 3 entries', 'shape array too small')
+    call named('devmesh_shape', 'shape array too small')
+    call check(all(arr == -7), 'all_groups and shape outputs untouched')
+    call devmesh_dim_backend(mesh, 'zz', nm, e)
+    call expect(e, DEVMESH_ERR_UNKNOWN_DIM, "'zz'", 'dim_backend of an unknown dim')
+    call named('devmesh_dim_backend', 'dim_backend of an unknown dim')
+    call check(.not. allocated(nm), 'dim_backend output untouched')
+    h = kept%ptr
+    call devmesh_backend_comm(mesh, 'zz', h, e)
+    call expect(e, DEVMESH_ERR_UNKNOWN_DIM, "'zz'", 'backend_comm of an unknown dim')
+    call named('devmesh_backend_comm', 'backend_comm of an unknown dim')
+    call check(c_associated(h, kept%ptr), 'backend_comm output untouched')
+    within = .true.
+    call devmesh_dim_within_hosts(mesh, 'a', within, e)
+    call expect(e, DEVMESH_ERR_INVALID_ARGUMENT, '', 'dim_within_hosts of a mesh without hosts')
+    call named('devmesh_dim_within_hosts', 'dim_within_hosts of a mesh without hosts')
+    call check(within, 'dim_within_hosts output untouched')
+
+    o = kept
+    call devmesh_create_ex(MPI_COMM_WORLD, [0], ['a'], o, e, comm_errors=7)
+    call collective(e, DEVMESH_ERR_INVALID_ARGUMENT, 'comm_errors', 'comm_errors 7')
+    call named('devmesh_create_ex', 'comm_errors 7')
+    call devmesh_create_hosts(MPI_COMM_WORLD, o, e, host_dim='n', local_dim='n')
+    call collective(e, DEVMESH_ERR_DUPLICATE_NAME, "'n'", 'create_hosts with equal names')
+    call named('devmesh_create_hosts', 'create_hosts with equal names')
+    call devmesh_create_hosts(MPI_COMM_NULL, o, e)
+    call expect(e, DEVMESH_ERR_INVALID_ARGUMENT, 'MPI_COMM_NULL', 'create_hosts of MPI_COMM_NULL')
+    call named('devmesh_create_hosts', 'create_hosts of MPI_COMM_NULL')
+    if (nranks > 1) then
+      ! A host id on the last rank only.
+      if (me == nranks - 1) call check(c_setenv('DEVMESH_HOST_ID' // c_null_char, 'x' // c_null_char, 1_c_int) == 0, &
+                                       'setenv')
+      call devmesh_create_hosts(MPI_COMM_WORLD, o, e)
+      call collective(e, DEVMESH_ERR_INCONSISTENT, 'DEVMESH_HOST_ID', 'host id on one rank only')
+    end if
+    if (nranks >= 3) then
+      ! Rank 0 alone on its host, the others together.
+      call check(c_setenv('DEVMESH_HOST_ID' // c_null_char, merge('lonely  ', 'crowded ', me == 0) // c_null_char, &
+                          1_c_int) == 0, 'setenv')
+      call devmesh_create_hosts(MPI_COMM_WORLD, o, e)
+      call collective(e, DEVMESH_ERR_SHAPE_MISMATCH, 'host 0: 1', 'hosts of different sizes')
+    end if
+    call check(c_unsetenv('DEVMESH_HOST_ID' // c_null_char) == 0, 'unsetenv')
+    call check(c_associated(o%ptr, kept%ptr), 'failed host and comm_errors creates leave the output untouched')
+  end subroutine parity_errors
+
   ! Every routine that takes a handle, on the null handle m: ierr
   ! DEVMESH_ERR_INVALID_ARGUMENT, outputs untouched. None is collective.
   subroutine check_null_handle(m, what)
@@ -240,6 +316,8 @@ contains
     integer :: e, x, arr(2)
     character(len=:), allocatable :: nm
     character(len=*), parameter :: null = 'handle is NULL'
+    logical :: within
+    type(c_ptr) :: h
     call check(.not. devmesh_associated(m), what // ': is null')
     o = kept
     x = -7
@@ -281,5 +359,27 @@ contains
     call check(c == MPI_COMM_SELF, what // ': communicator untouched')
     call devmesh_create_comms(m, ierr=e)
     call expect(e, DEVMESH_ERR_INVALID_ARGUMENT, null, what // ': create_comms')
+    call devmesh_shape(m, arr, e)
+    call expect(e, DEVMESH_ERR_INVALID_ARGUMENT, null, what // ': shape')
+    call devmesh_all_groups(m, 'a', arr, e)
+    call expect(e, DEVMESH_ERR_INVALID_ARGUMENT, null, what // ': all_groups')
+    call check(all(arr == -7), what // ': shape and all_groups untouched')
+    call devmesh_root_size(m, x, e)
+    call expect(e, DEVMESH_ERR_INVALID_ARGUMENT, null, what // ': root_size')
+    call devmesh_parent_rank(m, x, e)
+    call expect(e, DEVMESH_ERR_INVALID_ARGUMENT, null, what // ': parent_rank')
+    call check(x == -7, what // ': root_size and parent_rank untouched')
+    within = .false.
+    call devmesh_dim_within_hosts(m, 'a', within, e)
+    call expect(e, DEVMESH_ERR_INVALID_ARGUMENT, null, what // ': dim_within_hosts')
+    call check(.not. within, what // ': dim_within_hosts untouched')
+    call devmesh_dim_backend(m, 'a', nm, e)
+    call expect(e, DEVMESH_ERR_INVALID_ARGUMENT, null, what // ': dim_backend')
+    call check(.not. allocated(nm), what // ': dim_backend untouched')
+    h = kept%ptr
+    call devmesh_backend_comm(m, 'a', h, e)
+    call expect(e, DEVMESH_ERR_INVALID_ARGUMENT, null, what // ': backend_comm')
+    call named('devmesh_backend_comm', what // ': backend_comm')
+    call check(c_associated(h, kept%ptr), what // ': backend_comm untouched')
   end subroutine check_null_handle
 end program test_errors_f08

@@ -5,7 +5,8 @@
 program test_f08
   use mpi_f08
   use devmesh
-  use, intrinsic :: iso_c_binding, only: c_int, c_ptr, c_char, c_size_t, c_null_char, c_associated, c_f_pointer
+  use, intrinsic :: iso_c_binding, only: c_int, c_ptr, c_char, c_size_t, c_null_char, c_associated, c_f_pointer, &
+                                         c_null_ptr
   implicit none
   type(devmesh_t) :: mesh, flat, sub, unflat, bad, listed, plugged, probe, aware, tpv, dpv, cat
   type(MPI_Comm) :: comm
@@ -207,6 +208,8 @@ program test_f08
     call check(c_unsetenv('DEVMESH_HOST_ID' // c_null_char) == 0, 'unsetenv')
   end if
 
+  call parity_checks()
+
   call devmesh_destroy(mesh, ierr)   ! the root first: views stay valid
   call check(.not. devmesh_associated(mesh), 'destroy nulls the handle')
   call devmesh_comm(flat, 'dp_tp', comm, ierr)
@@ -238,34 +241,181 @@ contains
     call check(c_associated(h%ptr, mesh%ptr), what // ': handle untouched')
   end subroutine create_fails
 
-  ! devmesh_dim_backend of the C API.
+  ! devmesh_dim_backend's name, '?' when it fails.
   function dim_backend(m, dim) result(name)
     type(devmesh_t), intent(in) :: m
     character(len=*), intent(in) :: dim
     character(len=:), allocatable :: name
-    interface
-      integer(c_int) function c_dim_backend(m, dim, backend) bind(C, name='devmesh_dim_backend')
-        import :: c_int, c_ptr, c_char
-        type(c_ptr), value :: m
-        character(kind=c_char), intent(in) :: dim(*)
-        type(c_ptr), intent(out) :: backend
-      end function c_dim_backend
-      integer(c_size_t) function c_strlen(s) bind(C, name='strlen')
-        import :: c_size_t, c_ptr
-        type(c_ptr), value :: s
-      end function c_strlen
-    end interface
-    type(c_ptr) :: p
-    character(kind=c_char), pointer :: chars(:)
-    integer :: i
+    integer :: e
     name = '?'
-    if (c_dim_backend(m%ptr, dim // c_null_char, p) /= DEVMESH_SUCCESS) return
-    call c_f_pointer(p, chars, [c_strlen(p)])
-    name = repeat(' ', size(chars))
-    do i = 1, size(chars)
-      name(i:i) = chars(i)
-    end do
+    call devmesh_dim_backend(m, dim, name, e)
+    if (e /= DEVMESH_SUCCESS) name = '?'
   end function dim_backend
+
+  ! The procedures that mirror the rest of the C API: shape, root size,
+  ! parent rank and all groups against the row-major reference; the host
+  ! mesh against MPI_Comm_split_type and against simulated hosts
+  ! (DEVMESH_HOST_ID); a dim's backend handle against devmesh_comm; the
+  ! communicators' error handler against MPI's; the version against the
+  ! one meson built (argument 1).
+  subroutine parity_checks()
+    type(devmesh_t) :: hosts_mesh, tp_view, ret, keep
+    type(MPI_Comm) :: c, shared
+    type(MPI_Errhandler) :: eh
+    type(c_ptr) :: h1, h2, h3
+    integer(c_int), pointer :: handle_value
+    integer :: shp(3), v, e, i, j, g, hosts, l, host_me, vmaj, vmin, vpat, ns
+    integer, allocatable :: members(:)
+    logical :: within, cyclic
+    character(len=32) :: arg
+    character(len=:), allocatable :: lib, bname, msg
+    character(len=MPI_MAX_LIBRARY_VERSION_STRING) :: libver
+
+    shp = -5
+    call devmesh_shape(mesh, shp, e)
+    call check(e == DEVMESH_SUCCESS .and. all(shp == [dims, -5]), 'shape: MPI_Dims_create''s, entries past ndim untouched')
+    shp = -5
+    call devmesh_shape(sub, shp(1:2), e)
+    call check(e == DEVMESH_SUCCESS .and. all(shp(1:2) == [nt, nd]), 'shape of the transposed slice')
+    shp = -5
+    call devmesh_shape(mesh, shp(1:1), e)
+    call check(e == DEVMESH_ERR_INVALID_ARGUMENT .and. shp(1) == -5, 'shape array too small, untouched')
+    msg = devmesh_last_error()
+    call check(index(msg, 'devmesh_shape: ') == 1 .and. index(msg, 'maxdims is 1') > 0, 'shape array too small: message')
+    v = -1
+    call devmesh_root_size(sub, v, e)
+    call check(e == DEVMESH_SUCCESS .and. v == nranks, 'root size of a slice is the world size')
+    v = -1
+    call devmesh_parent_rank(flat, v, e)
+    call check(e == DEVMESH_SUCCESS .and. v == me, 'parent rank is the world rank')
+
+    ! All groups by brute force over the row-major (dp, tp) grid.
+    call check_all_groups(mesh, 'tp', [((i * nt + j, j = 0, nt - 1), i = 0, nd - 1)])
+    call check_all_groups(mesh, 'dp', [((i * nt + j, i = 0, nd - 1), j = 0, nt - 1)])
+    call check_all_groups(sub, 'dp', [((i * nt + j, i = 0, nd - 1), j = 0, nt - 1)])
+    call check_all_groups(flat, '', [(i, i = 0, nranks - 1)])
+    call check_all_groups(unflat, 'y', [((i * nt + j, j = 0, nt - 1), i = 0, nd - 1)])
+
+    ! Real hosts: the local dim is MPI_Comm_split_type's shared-memory group.
+    call devmesh_create_hosts(MPI_COMM_WORLD, hosts_mesh, e)
+    call check(e == DEVMESH_SUCCESS, 'create_hosts')
+    call MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, shared)
+    call MPI_Comm_size(shared, ns)
+    allocate(members(ns))
+    call MPI_Allgather(me, 1, MPI_INTEGER, members, 1, MPI_INTEGER, shared)
+    call MPI_Comm_free(shared)
+    call devmesh_size(hosts_mesh, 'local', v, e)
+    call check(v == ns, 'local size is the shared-memory group''s')
+    if (v == ns) call check_dim(hosts_mesh, 'local', members)
+    call devmesh_dim_name(hosts_mesh, 1, name, e)
+    call check(name == 'host', 'default host dim name')
+    call devmesh_dim_within_hosts(hosts_mesh, 'local', within, e)
+    call check(e == DEVMESH_SUCCESS .and. within, 'local stays within hosts')
+    call devmesh_destroy(hosts_mesh)
+
+    ! Simulated hosts, placed in blocks and round robin: 'gpu' holds the
+    ! caller's host in rank order, 'node' one rank per host.
+    hosts = merge(2, 1, mod(nranks, 2) == 0)
+    l = nranks / hosts
+    do g = 0, 1
+      cyclic = g == 1
+      host_me = merge(mod(me, hosts), me / l, cyclic)
+      write(arg, '(a, i0)') 'node', host_me
+      call check(c_setenv('DEVMESH_HOST_ID' // c_null_char, trim(arg) // c_null_char, 1_c_int) == 0, 'setenv')
+      call devmesh_create_hosts(MPI_COMM_WORLD, hosts_mesh, e, host_dim='node', local_dim='gpu')
+      call check(e == DEVMESH_SUCCESS, 'create_hosts with simulated hosts')
+      shp = -5
+      call devmesh_shape(hosts_mesh, shp(1:2), e)
+      call check(all(shp(1:2) == [hosts, l]), 'host mesh shape')
+      if (cyclic) then
+        call check_dim(hosts_mesh, 'gpu', [(host_me + i * hosts, i = 0, l - 1)])
+        call check_dim(hosts_mesh, 'node', [(i + (me / hosts) * hosts, i = 0, hosts - 1)])
+      else
+        call check_dim(hosts_mesh, 'gpu', [(host_me * l + i, i = 0, l - 1)])
+        call check_dim(hosts_mesh, 'node', [(i * l + mod(me, l), i = 0, hosts - 1)])
+      end if
+      within = .false.
+      call devmesh_dim_within_hosts(hosts_mesh, 'gpu', within, e)
+      call check(e == DEVMESH_SUCCESS .and. within, 'gpu within hosts')
+      within = .true.
+      call devmesh_dim_within_hosts(hosts_mesh, 'node', within, e)
+      call check(e == DEVMESH_SUCCESS .and. (within .eqv. hosts == 1), 'node within hosts only with one host')
+      call devmesh_destroy(hosts_mesh)
+    end do
+    call check(c_unsetenv('DEVMESH_HOST_ID' // c_null_char) == 0, 'unsetenv')
+
+    ! A dim's backend handle: one per layout, the communicator devmesh_comm
+    ! gives (MPICH's C and Fortran handles are the same integer).
+    call devmesh_dim_backend(mesh, 'tp', bname, e)
+    call check(e == DEVMESH_SUCCESS .and. bname == 'mpi', 'dim_backend of tp')
+    h1 = c_null_ptr
+    call devmesh_backend_comm(mesh, 'tp', h1, e, backend='mpi')
+    call check(e == DEVMESH_SUCCESS .and. c_associated(h1), 'backend_comm of tp')
+    call devmesh_slice(mesh, ['tp'], tp_view, e)
+    h2 = c_null_ptr
+    call devmesh_backend_comm(tp_view, '', h2, e)
+    call check(e == DEVMESH_SUCCESS .and. c_associated(h1, h2), 'backend_comm: one handle per layout')
+    call devmesh_comm(mesh, 'tp', c, e)
+    call MPI_Get_library_version(libver, v)
+    lib = libver(1:v)
+    if (index(lib, 'MPICH') > 0) then
+      call c_f_pointer(h1, handle_value)
+      call check(handle_value == c%MPI_VAL, 'backend_comm is devmesh_comm''s communicator')
+    end if
+    h3 = h1
+    call devmesh_backend_comm(mesh, 'dp', h3, e, backend='nccl')
+    call check(e == DEVMESH_ERR_INVALID_ARGUMENT .and. c_associated(h3, h1), 'backend_comm of another backend')
+    msg = devmesh_last_error()
+    call check(index(msg, "devmesh_backend_comm: ") == 1 .and. index(msg, "runs on backend 'mpi', not 'nccl'") > 0, &
+               'backend_comm: message')
+    call devmesh_destroy(tp_view)
+
+    ! comm_errors=: MPI_ERRORS_RETURN on the communicators, or the parent's.
+    call devmesh_create_ex(MPI_COMM_WORLD, [0, 0], ['dp', 'tp'], ret, e, comm_errors=DEVMESH_COMM_ERRORS_RETURN)
+    call check(e == DEVMESH_SUCCESS, 'create_ex with comm_errors')
+    call devmesh_comm(ret, 'tp', c, e)
+    call MPI_Comm_get_errhandler(c, eh)
+    call check(eh == MPI_ERRORS_RETURN, 'comm_errors=RETURN: MPI_ERRORS_RETURN')
+    call MPI_Errhandler_free(eh)
+    call MPI_Send(v, 1, MPI_INTEGER, nranks + 5, 0, c, e)
+    call check(e /= MPI_SUCCESS, 'comm_errors=RETURN: a bad send returns')
+    call devmesh_destroy(ret)
+    call devmesh_create_ex(MPI_COMM_WORLD, [0, 0], ['dp', 'tp'], keep, e, comm_errors=DEVMESH_COMM_ERRORS_INHERIT)
+    call devmesh_comm(keep, 'tp', c, e)
+    call MPI_Comm_get_errhandler(c, eh)
+    call check(eh == MPI_ERRORS_ARE_FATAL, 'comm_errors=INHERIT: the world''s handler')
+    call MPI_Errhandler_free(eh)
+    call devmesh_destroy(keep)
+
+    ! The version of the library meson built.
+    call get_command_argument(1, arg)
+    vmaj = -1
+    vmin = -1
+    vpat = -1
+    call devmesh_version(vmaj, vmin, vpat, e)
+    write(libver, '(i0, a, i0, a, i0)') vmaj, '.', vmin, '.', vpat
+    call check(e == DEVMESH_SUCCESS .and. trim(libver) == trim(arg), 'version ' // trim(libver) // ' is ' // trim(arg))
+    vmin = -1
+    call devmesh_version(minor=vmin, ierr=e)
+    call check(e == DEVMESH_SUCCESS .and. vmin >= 0, 'version: one part only')
+  end subroutine parity_checks
+
+  ! devmesh_all_groups(m, dim) is want (the entry past it untouched); one
+  ! entry short: DEVMESH_ERR_INVALID_ARGUMENT and nothing written.
+  subroutine check_all_groups(m, dim, want)
+    type(devmesh_t), intent(in) :: m
+    character(len=*), intent(in) :: dim
+    integer, intent(in) :: want(:)
+    integer :: got(size(want) + 1), e
+    got = -9
+    call devmesh_all_groups(m, dim, got, e)
+    call check(e == DEVMESH_SUCCESS .and. all(got(1:size(want)) == want) .and. got(size(want) + 1) == -9, &
+               'all_groups of ' // dim)
+    got = -9
+    call devmesh_all_groups(m, dim, got(1:size(want) - 1), e)
+    call check(e == DEVMESH_ERR_INVALID_ARGUMENT .and. all(got == -9), 'all_groups array too small, untouched: ' // dim)
+    call check(index(devmesh_last_error(), 'devmesh_all_groups: ') == 1, 'all_groups: message names the procedure')
+  end subroutine check_all_groups
 
   subroutine check(ok, what)
     logical, intent(in) :: ok

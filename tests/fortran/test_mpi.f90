@@ -72,6 +72,8 @@ program test_mpi
   call create_fails('initfails', DEVMESH_ERR_UNSUPPORTED)
   call create_fails('missingdep', DEVMESH_ERR_UNSUPPORTED)
 
+  call parity_checks()
+
   call devmesh_create_comms(mesh, DEVMESH_COMM_PATH_SPLIT, ierr)
   call check(ierr == DEVMESH_SUCCESS, 'create_comms')
   call devmesh_destroy(flat, ierr)
@@ -95,6 +97,63 @@ contains
     call check(index(devmesh_last_error(), name) > 0, 'dim backend ' // name // ': message')
     call check(c_associated(h%ptr, mesh%ptr), 'dim backend ' // name // ': handle untouched')
   end subroutine create_fails
+
+  ! The procedures that mirror the rest of the C API, with integer
+  ! handles: shape, root size, parent rank and all groups against the
+  ! row-major reference; the host mesh against MPI_Comm_split_type; the
+  ! error handler of comm_errors= against MPI's; the version against the
+  ! one meson built (argument 1).
+  subroutine parity_checks()
+    type(devmesh_t) :: hosts_mesh, ret
+    integer :: shp(2), v, st, i, j, nd, shared, ns, c, eh, vmaj, vmin, vpat
+    integer, allocatable :: members(:), got(:)
+    logical :: within
+    character(len=32) :: arg, text
+    character(len=:), allocatable :: bname
+    nd = nranks / nt
+    shp = -5
+    call devmesh_shape(mesh, shp, st)
+    call check(st == DEVMESH_SUCCESS .and. all(shp == [nd, nt]), 'shape')
+    call devmesh_root_size(flat, v, st)
+    call check(st == DEVMESH_SUCCESS .and. v == nranks, 'root size')
+    call devmesh_parent_rank(mesh, v, st)
+    call check(st == DEVMESH_SUCCESS .and. v == me, 'parent rank')
+    allocate(got(nranks))
+    call devmesh_all_groups(mesh, 'a', got, st)
+    call check(st == DEVMESH_SUCCESS .and. all(got == [((i * nt + j, i = 0, nd - 1), j = 0, nt - 1)]), &
+               'all groups of a')
+    call devmesh_dim_backend(mesh, 'a', bname, st)
+    call check(st == DEVMESH_SUCCESS .and. bname == 'mpi', 'dim_backend')
+
+    call devmesh_create_hosts(MPI_COMM_WORLD, hosts_mesh, st, local_dim='core')
+    call check(st == DEVMESH_SUCCESS, 'create_hosts (integer handle)')
+    call MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, shared, e)
+    call MPI_Comm_size(shared, ns, e)
+    allocate(members(ns))
+    call MPI_Allgather(me, 1, MPI_INTEGER, members, 1, MPI_INTEGER, shared, e)
+    call MPI_Comm_free(shared, e)
+    deallocate(g)
+    allocate(g(ns))
+    g = -1
+    call devmesh_group_ranks(hosts_mesh, 'core', g, st)
+    call check(st == DEVMESH_SUCCESS .and. all(g == members), 'core is the shared-memory group')
+    call devmesh_dim_within_hosts(hosts_mesh, 'core', within, st)
+    call check(st == DEVMESH_SUCCESS .and. within, 'core within hosts')
+    call devmesh_destroy(hosts_mesh)
+
+    call devmesh_create_ex(MPI_COMM_WORLD, [0, 0], ['a', 'b'], ret, st, comm_errors=DEVMESH_COMM_ERRORS_RETURN)
+    call check(st == DEVMESH_SUCCESS, 'create_ex with comm_errors (integer handle)')
+    call devmesh_cart_comm(ret, c, st)
+    call MPI_Comm_get_errhandler(c, eh, e)
+    call check(eh == MPI_ERRORS_RETURN, 'cart communicator returns errors')
+    call MPI_Errhandler_free(eh, e)
+    call devmesh_destroy(ret)
+
+    call get_command_argument(1, arg)
+    call devmesh_version(vmaj, vmin, vpat, st)
+    write(text, '(i0, a, i0, a, i0)') vmaj, '.', vmin, '.', vpat
+    call check(st == DEVMESH_SUCCESS .and. trim(text) == trim(arg), 'version ' // trim(text) // ' is ' // trim(arg))
+  end subroutine parity_checks
 
   subroutine check(ok, what)
     logical, intent(in) :: ok
