@@ -50,7 +50,7 @@
 #endif
 
 #define DEVMESH_VERSION_MAJOR 0
-#define DEVMESH_VERSION_MINOR 2
+#define DEVMESH_VERSION_MINOR 3
 #define DEVMESH_VERSION_PATCH 0
 
 #ifdef __cplusplus

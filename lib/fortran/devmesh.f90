@@ -155,7 +155,7 @@ module devmesh
   ! devmesh.h.
   integer(c_int), parameter :: config_magic = 1685482851_c_int
   integer(c_int), parameter :: config_unset = ibset(0_c_int, 31)
-  integer(c_int), parameter :: version_code = 200_c_int
+  integer(c_int), parameter :: version_code = 300_c_int
 
   !> devmesh_comm(mesh, dim, comm [, ierr])
   !> The caller's communicator along dim, owned by devmesh (do not free it).

@@ -93,8 +93,12 @@ grep -q '^libdir=${prefix}/' "$slib/pkgconfig/devmesh.pc" || [[ "$libdir" != "$p
   fail "devmesh.pc does not derive libdir from \${prefix}"
 
 step "CMake package version"
+# This minor version (as X.Y and X.Y.Z), a major above, the next and the
+# previous minor.
+IFS=. read -r vmaj vmin _ <<<"$version"
+same="$vmaj.$vmin" next="$vmaj.$((vmin + 1))" prev="$vmaj.$((vmin > 0 ? vmin - 1 : 0))"
 cat > "$tmp/version.cmake" <<CMAKE
-foreach(want 0.2 0.2.0 1.0 0.3 0.1)
+foreach(want $same $version $((vmaj + 1)).0 $next $prev)
   string(REPLACE "." ";" parts "\${want}")
   list(GET parts 0 PACKAGE_FIND_VERSION_MAJOR)
   list(GET parts 1 PACKAGE_FIND_VERSION_MINOR)
@@ -105,7 +109,7 @@ endforeach()
 CMAKE
 # While the major version is 0, minor versions are incompatible with each other.
 compat=$(cmake -P "$tmp/version.cmake" 2>&1 | tr '\n' ' ')
-[ "$compat" = "0.2 TRUE 0.2.0 TRUE 1.0 FALSE 0.3 FALSE 0.1 FALSE " ] ||
+[ "$compat" = "$same TRUE $version TRUE $((vmaj + 1)).0 FALSE $next FALSE $prev FALSE " ] ||
   [ "${version%%.*}" != 0 ] || fail "devmeshConfigVersion.cmake answers: $compat"
 
 # devmesh's own .pc files, relocated to the staging directory (only their
