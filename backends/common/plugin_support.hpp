@@ -63,6 +63,13 @@ int guarded(Body&& body) noexcept {
               std::string(what) + " is not supported by backend '" + std::string(backend) + "'");
 }
 
+// A copy of a version 1 table under another ABI version: the v1 member of
+// a version 2 table, for plugins that export both.
+constexpr devmesh_backend_v1_t with_abi_version(devmesh_backend_v1_t t, unsigned version) {
+  t.abi_version = version;
+  return t;
+}
+
 // A data type or reduction of devmesh.h, checked.
 inline int datatype_arg(int t) {
   if (t < DEVMESH_INT8 || t > DEVMESH_FLOAT64)

@@ -1,6 +1,7 @@
 #include "mpi_backend.hpp"
 
 #include <limits>
+#include <memory>
 
 #include "common/plugin_support.hpp"
 #include "runtime/mpi_check.hpp"
@@ -133,10 +134,57 @@ int recv(void* c, void* buffer, std::size_t count, int type, int peer, void*) {
   });
 }
 
-constexpr devmesh_backend_v1_t table = {
-    DEVMESH_BACKEND_ABI_VERSION, "mpi", nullptr, nullptr, nullptr, plugin::last_error, open, close,
-    comm_create, comm_destroy, comm_native, allreduce, allgather, reduce_scatter, broadcast, alltoall,
-    barrier, send, recv, plugin::last_mpi_error,
+// A request is a heap MPI_Request, freed when it ends.
+template <bool Send>
+int start(void* c, void* buffer, std::size_t count, int type, int peer, void** request) {
+  return plugin::guarded([&] {
+    auto r = std::make_unique<MPI_Request>(MPI_REQUEST_NULL);
+    const int n = count_of(count);
+    const MPI_Datatype t = mpi_datatype(type_of(type));
+    if constexpr (Send)
+      DEVMESH_MPI(MPI_Isend(buffer, n, t, peer, p2p_tag, comm_of(c), r.get()));
+    else
+      DEVMESH_MPI(MPI_Irecv(buffer, n, t, peer, p2p_tag, comm_of(c), r.get()));
+    *request = r.release();
+  });
+}
+
+int isend(void* c, const void* buffer, std::size_t count, int type, int peer, void*, void** request) {
+  return start<true>(c, const_cast<void*>(buffer), count, type, peer, request);
+}
+
+int irecv(void* c, void* buffer, std::size_t count, int type, int peer, void*, void** request) {
+  return start<false>(c, buffer, count, type, peer, request);
+}
+
+int test(void* request, int* done) {
+  auto* r = static_cast<MPI_Request*>(request);
+  const int rc = plugin::guarded([&] { DEVMESH_MPI(MPI_Test(r, done, MPI_STATUS_IGNORE)); });
+  if (rc != DEVMESH_SUCCESS || *done) delete r;
+  return rc;
+}
+
+int wait(void* request) {
+  const std::unique_ptr<MPI_Request> r(static_cast<MPI_Request*>(request));
+  return plugin::guarded([&] { DEVMESH_MPI(MPI_Wait(r.get(), MPI_STATUS_IGNORE)); });
+}
+
+int sendrecv(void* c, const void* sendbuf, std::size_t sendcount, int sendtype, int dest, void* recvbuf,
+             std::size_t recvcount, int recvtype, int source, void*) {
+  return plugin::guarded([&] {
+    DEVMESH_MPI(MPI_Sendrecv(sendbuf, count_of(sendcount), mpi_datatype(type_of(sendtype)), dest, p2p_tag, recvbuf,
+                             count_of(recvcount), mpi_datatype(type_of(recvtype)), source, p2p_tag, comm_of(c),
+                             MPI_STATUS_IGNORE));
+  });
+}
+
+constexpr devmesh_backend_v2_t table = {
+    {
+        DEVMESH_BACKEND_ABI_VERSION_2, "mpi", nullptr, nullptr, nullptr, plugin::last_error, open, close,
+        comm_create, comm_destroy, comm_native, allreduce, allgather, reduce_scatter, broadcast, alltoall,
+        barrier, send, recv, plugin::last_mpi_error,
+    },
+    isend, irecv, test, wait, sendrecv,
 };
 
 }  // namespace
@@ -145,6 +193,6 @@ constexpr devmesh_backend_v1_t table = {
 
 namespace devmesh::detail {
 
-const devmesh_backend_v1_t& mpi_backend() { return backends::table; }
+const devmesh_backend_v1_t& mpi_backend() { return backends::table.v1; }
 
 }  // namespace devmesh::detail

@@ -308,6 +308,83 @@ int recv(void* c, void* buffer, std::size_t count, int t, int peer, void* s) {
   });
 }
 
+// A request is an event recorded on the stream after the transfer: NCCL's
+// point to point is stream-ordered, so the stream reaching the event means
+// the transfer ran. (Not run on a GPU yet: docs/NCCL.md.)
+struct Request {
+  int device;
+  cudaEvent_t event = nullptr;
+};
+
+template <bool Send>
+int start(void* c, void* buffer, std::size_t count, int t, int peer, void* s, void** request) {
+  return plugin::guarded([&] {
+    Comm& k = comm_of(c);
+    DEVMESH_CUDA(cudaSetDevice(k.device));
+    auto r = std::make_unique<Request>(Request{k.device});
+    DEVMESH_CUDA(cudaEventCreateWithFlags(&r->event, cudaEventDisableTiming));
+    try {
+      if constexpr (Send)
+        k.done(ncclSend(buffer, count, nccl_type(type_of(t)), peer, k.comm, k.stream(s)), "ncclSend");
+      else
+        k.done(ncclRecv(buffer, count, nccl_type(type_of(t)), peer, k.comm, k.stream(s)), "ncclRecv");
+      DEVMESH_CUDA(cudaEventRecord(r->event, k.stream(s)));
+    } catch (...) {
+      cudaEventDestroy(r->event);
+      throw;
+    }
+    *request = r.release();
+  });
+}
+int isend(void* c, const void* buffer, std::size_t count, int t, int peer, void* s, void** request) {
+  return start<true>(c, const_cast<void*>(buffer), count, t, peer, s, request);
+}
+int irecv(void* c, void* buffer, std::size_t count, int t, int peer, void* s, void** request) {
+  return start<false>(c, buffer, count, t, peer, s, request);
+}
+void end(Request* r) noexcept {
+  cudaSetDevice(r->device);
+  cudaEventDestroy(r->event);
+  delete r;
+}
+int test(void* request, int* done) {
+  auto* r = static_cast<Request*>(request);
+  const int rc = plugin::guarded([&] {
+    DEVMESH_CUDA(cudaSetDevice(r->device));
+    const cudaError_t e = cudaEventQuery(r->event);
+    if (e == cudaErrorNotReady) {
+      *done = 0;
+      return;
+    }
+    DEVMESH_CUDA(e);
+    *done = 1;
+  });
+  if (rc != DEVMESH_SUCCESS || *done) end(r);
+  return rc;
+}
+int wait(void* request) {
+  auto* r = static_cast<Request*>(request);
+  const int rc = plugin::guarded([&] {
+    DEVMESH_CUDA(cudaSetDevice(r->device));
+    DEVMESH_CUDA(cudaEventSynchronize(r->event));
+  });
+  end(r);
+  return rc;
+}
+// One group, so that a ring shift cannot deadlock; stream-ordered like send.
+int sendrecv(void* c, const void* sendbuf, std::size_t sendcount, int sendtype, int dest, void* recvbuf,
+             std::size_t recvcount, int recvtype, int source, void* s) {
+  return plugin::guarded([&] {
+    Comm& k = comm_of(c);
+    check_nccl(ncclGroupStart(), "ncclGroupStart");
+    check_nccl(ncclSend(sendbuf, sendcount, nccl_type(type_of(sendtype)), dest, k.comm, k.stream(s)), "ncclSend",
+               k.comm);
+    check_nccl(ncclRecv(recvbuf, recvcount, nccl_type(type_of(recvtype)), source, k.comm, k.stream(s)), "ncclRecv",
+               k.comm);
+    k.done(ncclGroupEnd(), "ncclGroupEnd");
+  });
+}
+
 // One instance per root mesh and option set.
 class Instance {
  public:
@@ -468,7 +545,8 @@ constexpr const char* per_rank_keys[] = {"device", nullptr};
 
 }  // namespace devmesh::backends
 
-DEVMESH_BACKEND_EXPORT_V1 = {
+namespace {
+constexpr devmesh_backend_v1_t table_v1 = {
     DEVMESH_BACKEND_ABI_VERSION,
     "nccl",
     devmesh::backends::per_rank_keys,
@@ -489,4 +567,16 @@ DEVMESH_BACKEND_EXPORT_V1 = {
     devmesh::backends::send,
     devmesh::backends::recv,
     devmesh::plugin::last_mpi_error,
+};
+}  // namespace
+
+// Version 2 for this core, version 1 for the cores before 0.3.0.
+DEVMESH_BACKEND_EXPORT_V1 = table_v1;
+DEVMESH_BACKEND_EXPORT_V2 = {
+    devmesh::plugin::with_abi_version(table_v1, DEVMESH_BACKEND_ABI_VERSION_2),
+    devmesh::backends::isend,
+    devmesh::backends::irecv,
+    devmesh::backends::test,
+    devmesh::backends::wait,
+    devmesh::backends::sendrecv,
 };

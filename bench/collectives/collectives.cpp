@@ -11,7 +11,10 @@
 // nanoseconds, free of the network and of scheduling noise.
 //
 // Sizes are per rank: allreduce reduces S bytes, allgather sends S bytes
-// per rank, reduce_scatter leaves S bytes on each rank (float64 sum).
+// per rank, reduce_scatter leaves S bytes on each rank (float64 sum);
+// isend_irecv is a ring shift: irecv from the previous rank, isend S bytes
+// to the next, wait for both (devmesh's Request::wait_all against
+// MPI_Irecv/MPI_Isend/MPI_Waitall).
 // Prints one record per (op, size, method): the slowest rank's time per call.
 #include <mpi.h>
 
@@ -28,11 +31,14 @@ namespace {
 using devmesh::DataType;
 using devmesh::ReduceOp;
 
-enum class Op { allreduce, allgather, reduce_scatter };
+enum class Op { allreduce, allgather, reduce_scatter, isend_irecv };
 constexpr struct {
   Op op;
   const char* name;
-} ops[] = {{Op::allreduce, "allreduce"}, {Op::allgather, "allgather"}, {Op::reduce_scatter, "reduce_scatter"}};
+} ops[] = {{Op::allreduce, "allreduce"},
+           {Op::allgather, "allgather"},
+           {Op::reduce_scatter, "reduce_scatter"},
+           {Op::isend_irecv, "isend_irecv"}};
 
 }  // namespace
 
@@ -63,6 +69,7 @@ int main(int argc, char** argv) {
     devmesh::Mesh all = mesh.flatten();  // every rank, one communicator
     devmesh::Communicator& dm = all.communicator();
     MPI_Comm raw = all.comm();
+    const int next = (dm.rank() + 1) % p, prev = (dm.rank() + p - 1) % p;
     for (std::size_t bytes : sizes) {
       const std::size_t n = bytes / sizeof(double);
       std::vector<double> send(n * p, 1.0), recv(n * p, 0.0);
@@ -74,6 +81,12 @@ int main(int argc, char** argv) {
             case Op::reduce_scatter:
               dm.reduce_scatter(send.data(), recv.data(), n, DataType::float64, ReduceOp::sum);
               break;
+            case Op::isend_irecv: {
+              devmesh::Request r[] = {dm.irecv(recv.data(), n, DataType::float64, prev),
+                                      dm.isend(send.data(), n, DataType::float64, next)};
+              devmesh::Request::wait_all(r);
+              break;
+            }
           }
         };
         auto through_mpi = [&, op = op] {
@@ -84,6 +97,13 @@ int main(int argc, char** argv) {
             case Op::reduce_scatter:
               MPI_Reduce_scatter_block(send.data(), recv.data(), c, MPI_DOUBLE, MPI_SUM, raw);
               break;
+            case Op::isend_irecv: {
+              MPI_Request r[2];
+              MPI_Irecv(recv.data(), c, MPI_DOUBLE, prev, 1, raw, &r[0]);
+              MPI_Isend(send.data(), c, MPI_DOUBLE, next, 1, raw, &r[1]);
+              MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+              break;
+            }
           }
         };
         std::vector<double> t_dm, t_mpi;

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -37,6 +38,50 @@ template <> constexpr DataType datatype_of<std::int64_t>() { return DataType::in
 template <> constexpr DataType datatype_of<std::uint64_t>() { return DataType::uint64; }
 template <> constexpr DataType datatype_of<float>() { return DataType::float32; }
 template <> constexpr DataType datatype_of<double>() { return DataType::float64; }
+
+namespace detail {
+// What a Request holds while its transfer is pending (one per backend kind).
+class PendingTransfer {
+ public:
+  virtual ~PendingTransfer() = default;
+  // Each frees the backend's request when it reports completion or throws.
+  virtual bool test() = 0;
+  virtual void wait() = 0;
+};
+}  // namespace detail
+
+// A non-blocking transfer of Communicator::isend/irecv (MPI_Request's
+// counterpart), move-only. Not collective: it concerns the calling rank.
+// An empty Request (default-constructed, moved from, or of a transfer with
+// MPI_PROC_NULL) is complete. While pending, the caller does not touch the
+// buffer of an irecv nor change that of an isend.
+//
+// Destroying (or assigning over) a pending Request waits for it, so the
+// buffer is never written after its owner moved on (MPI leaks the request
+// instead); a failure there is swallowed, so call wait() to see it.
+class DEVMESH_API Request {
+ public:
+  Request() noexcept = default;
+  explicit Request(std::unique_ptr<detail::PendingTransfer> pending) noexcept;
+  Request(Request&& other) noexcept = default;
+  Request& operator=(Request&& other) noexcept;
+  ~Request();
+
+  // Blocks until the transfer is done (host backends) or has run on its
+  // stream (NCCL), then the Request is empty. Failures throw
+  // Error(backend); the Request is empty afterwards all the same.
+  void wait();
+  // True (and the Request becomes empty) when the transfer is done; never
+  // blocks. Failures as wait().
+  bool test();
+  // wait() on each in turn; the first failure is thrown after every
+  // request has ended.
+  static void wait_all(std::span<Request> requests);
+  bool pending() const noexcept { return pending_ != nullptr; }
+
+ private:
+  std::unique_ptr<detail::PendingTransfer> pending_;
+};
 
 // One group's communicator in one backend. Every collective is collective
 // over the group; counts are elements, buffers contiguous. `stream` is the
@@ -73,6 +118,26 @@ class DEVMESH_API Communicator {
                     void* stream = nullptr) = 0;
   virtual void recv(void* buffer, std::size_t count, DataType type, int peer,
                     void* stream = nullptr) = 0;
+
+  // Non-blocking point to point with a group rank (MPI_Isend/MPI_Irecv;
+  // NCCL: enqueued on stream, the Request completing when the stream ran
+  // it). Not collective: between the two ranks. A peer of MPI_PROC_NULL
+  // does nothing and returns an empty Request, on every backend, as in
+  // MPI; another peer outside [0, size()) throws Error(invalid_argument).
+  // Messages between two ranks, blocking or not, match in the order they
+  // were started. A backend without them (one built for version 1 of the
+  // plugin interface) throws Error(unsupported) naming it.
+  virtual Request isend(const void* buffer, std::size_t count, DataType type, int peer,
+                        void* stream = nullptr) = 0;
+  virtual Request irecv(void* buffer, std::size_t count, DataType type, int peer,
+                        void* stream = nullptr) = 0;
+  // Sends to dest and receives from source at once (MPI_Sendrecv), so that a
+  // ring shift cannot deadlock; returns when both are done (NCCL: enqueued
+  // as one group on stream). Either peer may be MPI_PROC_NULL (that side
+  // does nothing). Not collective: between the ranks named.
+  virtual void sendrecv(const void* sendbuf, std::size_t sendcount, DataType sendtype, int dest,
+                        void* recvbuf, std::size_t recvcount, DataType recvtype, int source,
+                        void* stream = nullptr) = 0;
 };
 
 }  // namespace devmesh

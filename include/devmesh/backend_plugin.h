@@ -4,9 +4,11 @@
  *
  * A backend named X is the shared object libdevmesh-backend-X.so exporting
  *
- *     const devmesh_backend_v1_t devmesh_backend_v1 = { ... };
+ *     const devmesh_backend_v2_t devmesh_backend_v2 = { { ... v1 ... }, ... };
  *
- * (DEVMESH_BACKEND_EXPORT_V1 below declares it with the right visibility).
+ * (DEVMESH_BACKEND_EXPORT_V2 below declares it with the right visibility),
+ * or, for a plugin written against version 1 of the interface, the
+ * devmesh_backend_v1_t devmesh_backend_v1 (DEVMESH_BACKEND_EXPORT_V1).
  * When a mesh names backend X (devmesh_config_t.backend, .dim_backends, or
  * MeshOptions in C++), the core looks for the file in
  *   1. every directory of the environment variable DEVMESH_BACKEND_PATH
@@ -22,7 +24,8 @@
  * them, see devmesh.h):
  *   no file found anywhere                 -> DEVMESH_ERR_INVALID_ARGUMENT
  *   found but unusable: the loader's error (a missing dependency such as
- *   libnccl.so.2), no devmesh_backend_v1 symbol, an ABI version this core
+ *   libnccl.so.2), neither a devmesh_backend_v2 nor a devmesh_backend_v1
+ *   symbol, an ABI version this core
  *   does not accept, a name that differs from the file's, a missing
  *   mandatory function, or init() failing    -> DEVMESH_ERR_UNSUPPORTED
  * and devmesh_last_error() (or devmesh::Error::what) gives the reason.
@@ -36,8 +39,11 @@
  *                   communicator exists. Not collective, no communication.
  *   comm_create()   collective over the members of group->group: upgrades
  *                   a dim's MPI group to the backend's communicator.
- *   collectives     collective over the communicator's group (send/recv:
- *                   between the two ranks).
+ *   collectives     collective over the communicator's group (send/recv,
+ *                   isend/irecv and sendrecv: between the ranks named).
+ *   test(), wait()  on a request of isend/irecv; each request is ended by
+ *                   exactly one wait() or one test() that reports it done
+ *                   or fails, before its communicator is destroyed.
  *   comm_destroy()  before the group's MPI communicator is freed.
  *   close()         after the instance's communicators are destroyed.
  *   finalize()      never called before MPI_Finalize; may be NULL. The core
@@ -55,11 +61,11 @@
  * root meshes may come from different threads at once.
  *
  * How the ABI grows (the rules that keep old plugins working):
- *   - This struct is frozen once released: version N of the interface is a
+ *   - Each struct is frozen once released: version N of the interface is a
  *     new struct devmesh_backend_vN_t, exported under the new symbol name
- *     devmesh_backend_vN, whose first members repeat those of vN-1 in order
- *     and which adds members only at its end (e.g. v2: non-blocking isend,
- *     irecv, test and wait, and sendrecv).
+ *     devmesh_backend_vN, whose first member is the vN-1 struct and which
+ *     adds members only after it (v2: non-blocking isend, irecv, test and
+ *     wait, and sendrecv; 0.3.0).
  *   - A newer core looks for the newest symbol it knows first, then each
  *     older one, and serves an older plugin through what that version has:
  *     operations the plugin's version lacks fail with
@@ -96,8 +102,13 @@
 extern "C" {
 #endif
 
+/* The abi_version of a devmesh_backend_v1_t (it stays 1, so that a version
+ * 1 plugin still compiles unchanged against this header). */
 #define DEVMESH_BACKEND_ABI_VERSION 1
+/* The abi_version of a devmesh_backend_v2_t (in its v1 member). */
+#define DEVMESH_BACKEND_ABI_VERSION_2 2
 #define DEVMESH_BACKEND_SYMBOL_V1 "devmesh_backend_v1"
+#define DEVMESH_BACKEND_SYMBOL_V2 "devmesh_backend_v2"
 
 /* What comm_create gets to build a group's communicator from. */
 typedef struct devmesh_backend_group_s {
@@ -179,6 +190,46 @@ typedef struct devmesh_backend_v1_s {
   int (*last_mpi_error)(void);
 } devmesh_backend_v1_t;
 
+/* One backend, version 2 of the interface: version 1 (first, so that a
+ * pointer to the v2 table is a pointer to its v1 member) with
+ * v1.abi_version = DEVMESH_BACKEND_ABI_VERSION_2 (2), then non-blocking
+ * point to point and sendrecv. Every member added here may be NULL (the
+ * operation is then UNSUPPORTED).
+ *
+ * Peers are group ranks in [0, size). The core never passes MPI_PROC_NULL
+ * (it completes an operation with that peer itself, as MPI does), nor a
+ * peer outside the group.
+ *
+ * Requests: isend and irecv start the transfer and write *request, an
+ * opaque handle of the plugin's, only on success; they may write NULL when
+ * the transfer has completed already. Until the request ends, the caller
+ * does not touch the buffer (irecv) or change it (isend). A request ends
+ * with exactly one wait(), or with the test() that sets *done = 1; both
+ * free it, also when they fail (the status then says why, the buffer's
+ * contents undefined). test() with *done = 0 leaves it pending. Requests
+ * end before their communicator's comm_destroy. For stream backends
+ * (NCCL) isend/irecv enqueue on stream and the request completes when the
+ * stream has run the transfer (test/wait ask the stream, as
+ * cudaEventQuery/cudaEventSynchronize). Not collective: between the two
+ * ranks. Messages between two ranks in one communicator, blocking or not,
+ * are matched in the order they were started. */
+typedef struct devmesh_backend_v2_s {
+  devmesh_backend_v1_t v1;
+  int (*isend)(void *comm, const void *buffer, size_t count, int datatype, int peer, void *stream,
+               void **request);
+  int (*irecv)(void *comm, void *buffer, size_t count, int datatype, int peer, void *stream,
+               void **request);
+  int (*test)(void *request, int *done);
+  int (*wait)(void *request);
+  /* Sends sendcount elements to dest and receives recvcount elements from
+   * source at once (MPI_Sendrecv): returns when both are done (host
+   * backends) or enqueued on stream (NCCL). dest or source may be the
+   * caller itself. Both are group ranks: when one side is MPI_PROC_NULL
+   * the core calls send or recv instead. */
+  int (*sendrecv)(void *comm, const void *sendbuf, size_t sendcount, int sendtype, int dest,
+                  void *recvbuf, size_t recvcount, int recvtype, int source, void *stream);
+} devmesh_backend_v2_t;
+
 #if defined(__GNUC__) || defined(__clang__)
 #define DEVMESH_BACKEND_VISIBLE __attribute__((visibility("default")))
 #else
@@ -192,9 +243,17 @@ typedef struct devmesh_backend_v1_s {
 #else
 #define DEVMESH_BACKEND_EXPORT_V1 DEVMESH_BACKEND_VISIBLE const devmesh_backend_v1_t devmesh_backend_v1
 #endif
+/*   DEVMESH_BACKEND_EXPORT_V2 = { { DEVMESH_BACKEND_ABI_VERSION_2, "mine", ... }, isend, ... }; */
+#ifdef __cplusplus
+#define DEVMESH_BACKEND_EXPORT_V2 extern "C" DEVMESH_BACKEND_VISIBLE const devmesh_backend_v2_t devmesh_backend_v2
+#else
+#define DEVMESH_BACKEND_EXPORT_V2 DEVMESH_BACKEND_VISIBLE const devmesh_backend_v2_t devmesh_backend_v2
+#endif
 
 /* Registers a backend linked into the application, found by backend->name
  * before any file search. The table must outlive every mesh that uses it.
+ * A version 2 table is registered through its first member (&table.v1):
+ * its abi_version (2) tells the core that the v2 members follow.
  * Not collective; call it on every rank before creating meshes that name it.
  * Errors: NULL, a bad name, the name "mpi", a mandatory function missing or
  * an unknown abi_version -> INVALID_ARGUMENT; a different table already

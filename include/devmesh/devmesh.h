@@ -455,6 +455,60 @@ DEVMESH_C_API int devmesh_send(devmesh_t mesh, const char *dim, const void *buff
 DEVMESH_C_API int devmesh_recv(devmesh_t mesh, const char *dim, void *buffer, size_t count,
                                int datatype, int peer, void *stream);
 
+/* ---- non-blocking point to point and sendrecv over a dim ------------------ */
+
+/* A pending devmesh_isend/devmesh_irecv (MPI_Request's counterpart).
+ * DEVMESH_REQUEST_NULL is a request that is already complete. */
+typedef struct devmesh_request_s *devmesh_request_t;
+#define DEVMESH_REQUEST_NULL ((devmesh_request_t)0)
+
+/* Start sending (receiving) count elements to (from) local rank peer of
+ * the caller's group along dim, as MPI_Isend/MPI_Irecv; *request is
+ * written only on success. Until the request ends (devmesh_wait, or
+ * devmesh_test reporting done), do not change the buffer of an isend nor
+ * touch that of an irecv. NCCL: enqueued on stream, the request completes
+ * when the stream has run the transfer. peer MPI_PROC_NULL: nothing
+ * happens and *request = DEVMESH_REQUEST_NULL, on every backend, as in MPI.
+ * Messages between two ranks, blocking or not, match in the order they
+ * were started. Not collective: between the two ranks (the first use of
+ * the dim still creates its communicator collectively). A request must end
+ * before the mesh's communicators go (devmesh_destroy of the root's last
+ * handle).
+ * Errors (checked before any communication; *request untouched): a NULL
+ * mesh or request pointer, a NULL buffer with count > 0, an unknown
+ * datatype, a peer outside the group other than MPI_PROC_NULL ->
+ * INVALID_ARGUMENT; unknown dim -> UNKNOWN_DIM; a backend built for ABI
+ * version 1 of the plugin interface -> UNSUPPORTED, naming it. */
+DEVMESH_C_API int devmesh_isend(devmesh_t mesh, const char *dim, const void *buffer, size_t count,
+                                int datatype, int peer, void *stream, devmesh_request_t *request);
+DEVMESH_C_API int devmesh_irecv(devmesh_t mesh, const char *dim, void *buffer, size_t count,
+                                int datatype, int peer, void *stream, devmesh_request_t *request);
+/* Blocks until *request is done, then sets *request = DEVMESH_REQUEST_NULL
+ * (also when the transfer failed: BACKEND, the buffer then undefined).
+ * *request DEVMESH_REQUEST_NULL: returns at once. Not collective.
+ * Errors: request NULL -> INVALID_ARGUMENT. */
+DEVMESH_C_API int devmesh_wait(devmesh_request_t *request);
+/* *done = 1 and *request = DEVMESH_REQUEST_NULL when *request is done (or
+ * was DEVMESH_REQUEST_NULL), else *done = 0 and *request stays pending;
+ * never blocks. A failed transfer: BACKEND, *request NULL. Not collective.
+ * Errors: request or done NULL -> INVALID_ARGUMENT. */
+DEVMESH_C_API int devmesh_test(devmesh_request_t *request, int *done);
+/* devmesh_wait on requests[0..n-1] in turn; every request ends (and is set
+ * to DEVMESH_REQUEST_NULL) even when one fails, whose status is returned
+ * (the first failure's). Not collective.
+ * Errors: n < 0, or requests NULL with n > 0 -> INVALID_ARGUMENT. */
+DEVMESH_C_API int devmesh_waitall(int n, devmesh_request_t requests[]);
+/* Sends sendcount elements of sendtype to local rank dest and receives
+ * recvcount elements of recvtype from local rank source at once
+ * (MPI_Sendrecv), so that a ring shift cannot deadlock; returns when both
+ * are done (NCCL: enqueued as one group on stream). dest or source may be
+ * MPI_PROC_NULL (that side does nothing). Not collective: between the ranks
+ * named. Errors as devmesh_isend (dest and source checked alike, both
+ * buffers), and recvbuf untouched. */
+DEVMESH_C_API int devmesh_sendrecv(devmesh_t mesh, const char *dim, const void *sendbuf,
+                                   size_t sendcount, int sendtype, int dest, void *recvbuf,
+                                   size_t recvcount, int recvtype, int source, void *stream);
+
 /* ---- errors and version (not collective) ---------------------------------- */
 
 /* A static description of a status, e.g. "unknown dim"; never NULL. */

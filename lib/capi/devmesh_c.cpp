@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "capi/version.h"
@@ -601,6 +602,11 @@ void rank_arg(const Mesh& mesh, std::string_view dim, int r, const char* what) {
             std::to_string(n) + " ranks");
 }
 
+// A point to point peer: a local rank, or MPI_PROC_NULL.
+void peer_arg(const Mesh& mesh, std::string_view dim, int peer, const char* what) {
+  if (peer != MPI_PROC_NULL) rank_arg(mesh, dim, peer, what);
+}
+
 std::size_t group_size(const Mesh& mesh, std::string_view dim) {
   return static_cast<std::size_t>(mesh.size(dim));
 }
@@ -705,6 +711,111 @@ int devmesh_recv(devmesh_t m, const char* dim, void* buffer, size_t count, int d
     rank_arg(mesh, d, peer, "peer");
     buffer_arg(buffer, count, t, 1, "buffer");
     mesh.communicator(d).recv(buffer, count, t, peer, stream);
+  });
+}
+
+}  // extern "C"
+
+// A pending request at the C boundary.
+struct devmesh_request_s {
+  devmesh::Request request;
+};
+
+namespace {
+
+template <bool Send, class Buffer>
+int start(const char* fn, devmesh_t m, const char* dim, Buffer buffer, size_t count, int datatype, int peer,
+          void* stream, devmesh_request_t* request) {
+  return guard(fn, [&] {
+    const Mesh& mesh = mesh_of(m);
+    const auto d = dim_arg(dim);
+    const auto t = datatype_arg(datatype);
+    need(request, "request");
+    peer_arg(mesh, d, peer, "peer");
+    buffer_arg(buffer, count, t, 1, "buffer");
+    auto r = std::make_unique<devmesh_request_s>();
+    devmesh::Communicator& c = mesh.communicator(d);
+    r->request = Send ? c.isend(buffer, count, t, peer, stream)
+                      : c.irecv(const_cast<void*>(static_cast<const void*>(buffer)), count, t, peer, stream);
+    *request = r->request.pending() ? r.release() : DEVMESH_REQUEST_NULL;
+  });
+}
+
+// Ends *request (freeing it) whatever happens.
+void end(devmesh_request_t* request) {
+  const std::unique_ptr<devmesh_request_s> r(std::exchange(*request, DEVMESH_REQUEST_NULL));
+  if (r) r->request.wait();
+}
+
+}  // namespace
+
+extern "C" {
+
+int devmesh_isend(devmesh_t m, const char* dim, const void* buffer, size_t count, int datatype, int peer,
+                  void* stream, devmesh_request_t* request) {
+  return start<true>("devmesh_isend", m, dim, buffer, count, datatype, peer, stream, request);
+}
+
+int devmesh_irecv(devmesh_t m, const char* dim, void* buffer, size_t count, int datatype, int peer,
+                  void* stream, devmesh_request_t* request) {
+  return start<false>("devmesh_irecv", m, dim, buffer, count, datatype, peer, stream, request);
+}
+
+int devmesh_wait(devmesh_request_t* request) {
+  return guard("devmesh_wait", [&] { end(need(request, "request")); });
+}
+
+int devmesh_test(devmesh_request_t* request, int* done) {
+  return guard("devmesh_test", [&] {
+    need(request, "request");
+    need(done, "done");
+    if (!*request) {
+      *done = 1;
+      return;
+    }
+    bool finished = false;
+    try {
+      finished = (*request)->request.test();
+    } catch (...) {
+      end(request);  // already ended by the failure; frees the handle
+      throw;
+    }
+    if (finished) end(request);
+    *done = finished ? 1 : 0;
+  });
+}
+
+int devmesh_waitall(int n, devmesh_request_t requests[]) {
+  int first = DEVMESH_SUCCESS;
+  const int checked = guard("devmesh_waitall", [&] {
+    if (n < 0) invalid("n " + std::to_string(n) + " is negative");
+    if (n > 0) need(requests, "requests");
+  });
+  if (checked != DEVMESH_SUCCESS) return checked;
+  std::string message;
+  for (int i = 0; i < n; ++i) {
+    const int rc = guard("devmesh_waitall", [&] { end(&requests[i]); });
+    if (rc != DEVMESH_SUCCESS && first == DEVMESH_SUCCESS) {
+      first = rc;
+      message = last_error_text;
+    }
+  }
+  if (first != DEVMESH_SUCCESS) last_error_text = message;
+  return first;
+}
+
+int devmesh_sendrecv(devmesh_t m, const char* dim, const void* sendbuf, size_t sendcount, int sendtype, int dest,
+                     void* recvbuf, size_t recvcount, int recvtype, int source, void* stream) {
+  return guard("devmesh_sendrecv", [&] {
+    const Mesh& mesh = mesh_of(m);
+    const auto d = dim_arg(dim);
+    const auto st = datatype_arg(sendtype);
+    const auto rt = datatype_arg(recvtype);
+    peer_arg(mesh, d, dest, "dest");
+    peer_arg(mesh, d, source, "source");
+    buffer_arg(sendbuf, sendcount, st, 1, "sendbuf");
+    buffer_arg(recvbuf, recvcount, rt, 1, "recvbuf");
+    mesh.communicator(d).sendrecv(sendbuf, sendcount, st, dest, recvbuf, recvcount, rt, source, stream);
   });
 }
 

@@ -95,6 +95,16 @@ module devmesh
   public :: devmesh_create_hosts, devmesh_dim_within_hosts, devmesh_version
   public :: devmesh_dim_backend, devmesh_backend_comm
 
+  !> A pending devmesh_isend/devmesh_irecv; the null request (ptr =
+  !> c_null_ptr, DEVMESH_REQUEST_NULL in C) is complete. `ptr` is the C
+  !> API's devmesh_request_t.
+  type, public :: devmesh_request_t
+    type(c_ptr) :: ptr = c_null_ptr
+  end type devmesh_request_t
+
+  public :: devmesh_isend, devmesh_irecv, devmesh_wait, devmesh_test, devmesh_waitall
+  public :: devmesh_sendrecv
+
   !> devmesh_create(comm, shape, names, mesh [, ierr])
   !> A root mesh of the given shape over all ranks of comm (a 0 in shape is
   !> chosen as MPI_Dims_create does). Collective over comm. On error, every
@@ -454,6 +464,49 @@ module devmesh
       type(c_ptr), value :: m, dim, backend
       type(c_ptr), intent(inout) :: handle
     end function c_backend_comm
+
+    integer(c_int) function c_isend(m, dim, buffer, count, datatype, peer, stream, request) &
+        bind(C, name='devmesh_isend')
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: m, dim, buffer, stream
+      integer(c_size_t), value :: count
+      integer(c_int), value :: datatype, peer
+      type(c_ptr), intent(inout) :: request
+    end function c_isend
+
+    integer(c_int) function c_irecv(m, dim, buffer, count, datatype, peer, stream, request) &
+        bind(C, name='devmesh_irecv')
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: m, dim, buffer, stream
+      integer(c_size_t), value :: count
+      integer(c_int), value :: datatype, peer
+      type(c_ptr), intent(inout) :: request
+    end function c_irecv
+
+    integer(c_int) function c_wait(request) bind(C, name='devmesh_wait')
+      import :: c_int, c_ptr
+      type(c_ptr), intent(inout) :: request
+    end function c_wait
+
+    integer(c_int) function c_test(request, done) bind(C, name='devmesh_test')
+      import :: c_int, c_ptr
+      type(c_ptr), intent(inout) :: request
+      integer(c_int), intent(out) :: done
+    end function c_test
+
+    integer(c_int) function c_waitall(n, requests) bind(C, name='devmesh_waitall')
+      import :: c_int, c_ptr
+      integer(c_int), value :: n
+      type(c_ptr), intent(inout) :: requests(*)
+    end function c_waitall
+
+    integer(c_int) function c_sendrecv(m, dim, sendbuf, sendcount, sendtype, dest, recvbuf, recvcount, &
+                                       recvtype, source, stream) bind(C, name='devmesh_sendrecv')
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: m, dim, sendbuf, recvbuf, stream
+      integer(c_size_t), value :: sendcount, recvcount
+      integer(c_int), value :: sendtype, dest, recvtype, source
+    end function c_sendrecv
   end interface
 
 contains
@@ -1364,5 +1417,103 @@ contains
     end if
     call finish(st, 'devmesh_version', ierr)
   end subroutine devmesh_version
+
+  ! ---- non-blocking point to point and sendrecv (devmesh.h) -----------------
+  ! Not collective: between the ranks named. peer MPI_PROC_NULL does nothing
+  ! (request stays the null request). The buffer of a pending request must
+  ! not be touched (irecv) or changed (isend) until devmesh_wait or
+  ! devmesh_test ends it: declare it ASYNCHRONOUS in the caller (Fortran
+  ! 2018, 18.10.4), so that the compiler does not move or cache it across
+  ! the calls; the dummy arguments here are ASYNCHRONOUS too. request is
+  ! written only on success.
+
+  !> Starts sending count elements to local rank peer (0-based).
+  subroutine devmesh_isend(mesh, dim, buffer, count, datatype, peer, request, stream, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    character(len=*), intent(in) :: dim
+    type(*), dimension(..), intent(in), target, contiguous, asynchronous :: buffer
+    integer, intent(in) :: count, datatype, peer
+    type(devmesh_request_t), intent(inout) :: request
+    type(c_ptr), intent(in), optional :: stream
+    integer, intent(out), optional :: ierr
+    type(c_strings), target :: cs
+    type(c_ptr) :: cdim
+    if (bad_count(count, ierr)) return
+    call to_c_name(dim, cs, cdim)
+    call finish(c_isend(mesh%ptr, cdim, addr(buffer), int(count, c_size_t), int(datatype, c_int), &
+                        int(peer, c_int), stream_arg(stream), request%ptr), 'devmesh_isend', ierr)
+  end subroutine devmesh_isend
+
+  !> Starts receiving count elements from local rank peer (0-based).
+  subroutine devmesh_irecv(mesh, dim, buffer, count, datatype, peer, request, stream, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    character(len=*), intent(in) :: dim
+    type(*), dimension(..), intent(inout), target, contiguous, asynchronous :: buffer
+    integer, intent(in) :: count, datatype, peer
+    type(devmesh_request_t), intent(inout) :: request
+    type(c_ptr), intent(in), optional :: stream
+    integer, intent(out), optional :: ierr
+    type(c_strings), target :: cs
+    type(c_ptr) :: cdim
+    if (bad_count(count, ierr)) return
+    call to_c_name(dim, cs, cdim)
+    call finish(c_irecv(mesh%ptr, cdim, addr(buffer), int(count, c_size_t), int(datatype, c_int), &
+                        int(peer, c_int), stream_arg(stream), request%ptr), 'devmesh_irecv', ierr)
+  end subroutine devmesh_irecv
+
+  !> Blocks until request is done; request becomes the null request.
+  subroutine devmesh_wait(request, ierr)
+    type(devmesh_request_t), intent(inout) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_wait(request%ptr), 'devmesh_wait', ierr)
+  end subroutine devmesh_wait
+
+  !> done = .true. (and request the null request) when request is done;
+  !> never blocks.
+  subroutine devmesh_test(request, done, ierr)
+    type(devmesh_request_t), intent(inout) :: request
+    logical, intent(out) :: done
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: d
+    d = 0
+    call finish(c_test(request%ptr, d), 'devmesh_test', ierr)
+    done = d /= 0
+  end subroutine devmesh_test
+
+  !> devmesh_wait on every request; all end even when one fails.
+  subroutine devmesh_waitall(requests, ierr)
+    type(devmesh_request_t), intent(inout) :: requests(:)
+    integer, intent(out), optional :: ierr
+    type(c_ptr), allocatable :: p(:)
+    integer :: i
+    allocate(p(size(requests)))
+    do i = 1, size(requests)
+      p(i) = requests(i)%ptr
+    end do
+    i = c_waitall(int(size(requests), c_int), p)
+    requests(:)%ptr = p
+    call finish(i, 'devmesh_waitall', ierr)
+  end subroutine devmesh_waitall
+
+  !> Sends to local rank dest and receives from local rank source at once
+  !> (MPI_Sendrecv); either may be MPI_PROC_NULL.
+  subroutine devmesh_sendrecv(mesh, dim, sendbuf, sendcount, sendtype, dest, recvbuf, recvcount, recvtype, &
+                              source, stream, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    character(len=*), intent(in) :: dim
+    type(*), dimension(..), intent(in), target, contiguous :: sendbuf
+    type(*), dimension(..), intent(inout), target, contiguous :: recvbuf
+    integer, intent(in) :: sendcount, sendtype, dest, recvcount, recvtype, source
+    type(c_ptr), intent(in), optional :: stream
+    integer, intent(out), optional :: ierr
+    type(c_strings), target :: cs
+    type(c_ptr) :: cdim
+    if (bad_count(sendcount, ierr)) return
+    if (bad_count(recvcount, ierr)) return
+    call to_c_name(dim, cs, cdim)
+    call finish(c_sendrecv(mesh%ptr, cdim, addr(sendbuf), int(sendcount, c_size_t), int(sendtype, c_int), &
+                           int(dest, c_int), addr(recvbuf), int(recvcount, c_size_t), int(recvtype, c_int), &
+                           int(source, c_int), stream_arg(stream)), 'devmesh_sendrecv', ierr)
+  end subroutine devmesh_sendrecv
 
 end module devmesh

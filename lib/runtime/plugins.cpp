@@ -5,6 +5,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <exception>
+#include <initializer_list>
+#include <utility>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -43,11 +46,15 @@ void check_name(std::string_view name) {
                     "the plugin libdevmesh-backend-X.so)");
 }
 
-// Why a table cannot be used, or "" when it can.
-std::string table_problem(const devmesh_backend_v1_t& t) {
-  if (t.abi_version != DEVMESH_BACKEND_ABI_VERSION)
-    return "its ABI version is " + std::to_string(t.abi_version) + " but this devmesh accepts " +
-           std::to_string(DEVMESH_BACKEND_ABI_VERSION);
+// Why a table cannot be used, or "" when it can. `versions` are the ABI
+// versions accepted where it was found (its symbol's, or any this core
+// knows for a registered table).
+std::string table_problem(const devmesh_backend_v1_t& t, std::initializer_list<unsigned> versions) {
+  if (std::find(versions.begin(), versions.end(), t.abi_version) == versions.end()) {
+    std::string known;
+    for (unsigned v : versions) known += std::string(known.empty() ? "" : " or ") + std::to_string(v);
+    return "its ABI version is " + std::to_string(t.abi_version) + " but this devmesh accepts " + known;
+  }
   if (!t.name) return "its table has no name";
   std::string missing;
   auto need = [&](bool present, const char* what) {
@@ -135,12 +142,22 @@ const devmesh_backend_v1_t* open_plugin(std::string_view name, std::string* wher
       unusable(name, *where, "the loader says: " + e);
     }
   }
-  const auto* table = static_cast<const devmesh_backend_v1_t*>(dlsym(handle, DEVMESH_BACKEND_SYMBOL_V1));
+  // The newest interface first (backend_plugin.h: how the ABI grows).
+  const devmesh_backend_v1_t* table = nullptr;
+  unsigned version = DEVMESH_BACKEND_ABI_VERSION_2;
+  if (const auto* v2 = static_cast<const devmesh_backend_v2_t*>(dlsym(handle, DEVMESH_BACKEND_SYMBOL_V2))) {
+    table = &v2->v1;
+  } else {
+    table = static_cast<const devmesh_backend_v1_t*>(dlsym(handle, DEVMESH_BACKEND_SYMBOL_V1));
+    version = DEVMESH_BACKEND_ABI_VERSION;
+  }
   if (!table) {
     dlclose(handle);
-    unusable(name, *where, "it exports no " DEVMESH_BACKEND_SYMBOL_V1 " (not a devmesh backend plugin)");
+    unusable(name, *where,
+             "it exports neither " DEVMESH_BACKEND_SYMBOL_V2 " nor " DEVMESH_BACKEND_SYMBOL_V1
+             " (not a devmesh backend plugin)");
   }
-  std::string problem = table_problem(*table);
+  std::string problem = table_problem(*table, {version});
   if (problem.empty() && name != table->name)
     problem = "it calls itself '" + std::string(table->name) + "'";
   if (!problem.empty()) {
@@ -173,6 +190,54 @@ void check(const devmesh_backend_v1_t& t, int rc, std::string_view what) {
   throw Error(Status::unsupported,
               std::string(what) + " is not supported by backend '" + std::string(t.name) + "'");
 }
+
+// The version 2 table t is the first member of, or nullptr for a version 1
+// table (checked at loading or registration).
+const devmesh_backend_v2_t* v2_of(const devmesh_backend_v1_t& t) {
+  return t.abi_version >= DEVMESH_BACKEND_ABI_VERSION_2 ? reinterpret_cast<const devmesh_backend_v2_t*>(&t)
+                                                        : nullptr;
+}
+
+// A v2 operation, or Error(unsupported) naming the backend and why.
+template <class Fn>
+Fn v2_op(const devmesh_backend_v1_t& t, Fn devmesh_backend_v2_t::*member, std::string_view what) {
+  const devmesh_backend_v2_t* v2 = v2_of(t);
+  if (!v2)
+    throw Error(Status::unsupported, std::string(what) + " is not supported by backend '" + std::string(t.name) +
+                                         "': it was built for ABI v1 of the plugin interface, which has no " +
+                                         std::string(what));
+  if (!(v2->*member)) lacks(t, what);
+  return v2->*member;
+}
+
+// A backend's request; ending it (test done, wait, or a failure) frees it.
+class PluginTransfer final : public detail::PendingTransfer {
+ public:
+  PluginTransfer(const devmesh_backend_v1_t& t, void* request) : t_(t), request_(request) {}
+  ~PluginTransfer() override {
+    if (request_) {
+      try {
+        wait();
+      } catch (...) {
+      }
+    }
+  }
+  bool test() override {
+    int done = 0;
+    const int rc = v2_of(t_)->test(request_, &done);
+    if (rc != DEVMESH_SUCCESS || done) request_ = nullptr;
+    check(t_, rc, "test");
+    return done != 0;
+  }
+  void wait() override {
+    void* r = std::exchange(request_, nullptr);
+    check(t_, v2_of(t_)->wait(r), "wait");
+  }
+
+ private:
+  const devmesh_backend_v1_t& t_;
+  void* request_;
+};
 
 class PluginCommunicator final : public Communicator {
  public:
@@ -222,8 +287,55 @@ class PluginCommunicator final : public Communicator {
     if (!t_.recv) lacks(t_, "recv");
     check(t_, t_.recv(comm_, buffer, count, static_cast<int>(type), peer, stream), "recv");
   }
+  Request isend(const void* buffer, std::size_t count, DataType type, int peer, void* stream) override {
+    const auto op = v2_op(t_, &devmesh_backend_v2_t::isend, "isend");
+    if (!peer_arg(peer, "isend")) return {};
+    void* request = nullptr;
+    check(t_, op(comm_, buffer, count, static_cast<int>(type), peer, stream, &request), "isend");
+    return transfer(request);
+  }
+  Request irecv(void* buffer, std::size_t count, DataType type, int peer, void* stream) override {
+    const auto op = v2_op(t_, &devmesh_backend_v2_t::irecv, "irecv");
+    if (!peer_arg(peer, "irecv")) return {};
+    void* request = nullptr;
+    check(t_, op(comm_, buffer, count, static_cast<int>(type), peer, stream, &request), "irecv");
+    return transfer(request);
+  }
+  void sendrecv(const void* sendbuf, std::size_t sendcount, DataType sendtype, int dest, void* recvbuf,
+                std::size_t recvcount, DataType recvtype, int source, void* stream) override {
+    const auto op = v2_op(t_, &devmesh_backend_v2_t::sendrecv, "sendrecv");
+    const bool to = peer_arg(dest, "sendrecv to"), from = peer_arg(source, "sendrecv from");
+    if (to && from)
+      check(t_, op(comm_, sendbuf, sendcount, static_cast<int>(sendtype), dest, recvbuf, recvcount,
+                   static_cast<int>(recvtype), source, stream),
+            "sendrecv");
+    else if (to)
+      send(sendbuf, sendcount, sendtype, dest, stream);
+    else if (from)
+      recv(recvbuf, recvcount, recvtype, source, stream);
+  }
 
  private:
+  // False for MPI_PROC_NULL (nothing to do, as in MPI); throws for a peer
+  // outside the group, which a plugin is never given.
+  bool peer_arg(int peer, const char* what) const {
+    if (peer == MPI_PROC_NULL) return false;
+    if (peer < 0 || peer >= size_)
+      throw Error(Status::invalid_argument, std::string(what) + " peer " + std::to_string(peer) +
+                                                " is outside the group of " + std::to_string(size_) +
+                                                " ranks (nor MPI_PROC_NULL)");
+    return true;
+  }
+  Request transfer(void* request) const {
+    if (!request) return {};
+    try {
+      return Request(std::make_unique<PluginTransfer>(t_, request));
+    } catch (...) {
+      v2_of(t_)->wait(request);
+      throw;
+    }
+  }
+
   const devmesh_backend_v1_t& t_;
   void* comm_;
   int rank_;
@@ -259,7 +371,9 @@ const devmesh_backend_v1_t& load_backend(std::string_view name) {
 
 void register_backend(const devmesh_backend_v1_t* table) {
   if (!table) throw Error(Status::invalid_argument, "the backend table is NULL");
-  if (const std::string problem = table_problem(*table); !problem.empty())
+  if (const std::string problem =
+          table_problem(*table, {DEVMESH_BACKEND_ABI_VERSION, DEVMESH_BACKEND_ABI_VERSION_2});
+      !problem.empty())
     throw Error(Status::invalid_argument, "the backend table cannot be used: " + problem);
   const std::string_view name = table->name;
   check_name(name);
@@ -350,6 +464,47 @@ std::string agreed_options(const BackendSpec& spec, const devmesh_backend_v1_t* 
 }  // namespace devmesh::detail
 
 namespace devmesh {
+
+Request::Request(std::unique_ptr<detail::PendingTransfer> pending) noexcept : pending_(std::move(pending)) {}
+
+// Waiting happens in ~PluginTransfer, which swallows a failure.
+Request::~Request() = default;
+
+Request& Request::operator=(Request&& other) noexcept {
+  pending_ = std::move(other.pending_);
+  return *this;
+}
+
+void Request::wait() {
+  if (!pending_) return;
+  const std::unique_ptr<detail::PendingTransfer> p = std::move(pending_);
+  p->wait();
+}
+
+bool Request::test() {
+  if (!pending_) return true;
+  bool done = false;
+  try {
+    done = pending_->test();
+  } catch (...) {
+    pending_.reset();
+    throw;
+  }
+  if (done) pending_.reset();
+  return done;
+}
+
+void Request::wait_all(std::span<Request> requests) {
+  std::exception_ptr first;
+  for (Request& r : requests) {
+    try {
+      r.wait();
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
+}
 
 std::size_t size_of(DataType t) noexcept {
   switch (t) {

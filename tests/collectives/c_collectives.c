@@ -125,11 +125,100 @@ static void check_dim(devmesh_t m, const char *dim) {
   free(bigref);
 }
 
+/* Non-blocking point to point and sendrecv along dim (on backend),
+ * against MPI_Sendrecv of the same data on the dim's MPI communicator. */
+static void check_p2p(devmesh_t m, const char *dim, const char *backend) {
+  MPI_Comm c = comm_of(m, dim);
+  int r = 0, n = 0;
+  MPI_Comm_rank(c, &r);
+  MPI_Comm_size(c, &n);
+  enum { N = 29, K = 24 };
+  double out[N], in[N], back[N], ref[N], backref[N];
+  for (int i = 0; i < N; ++i) out[i] = world_rank * 1000.0 + i * 0.5;
+  const int next = (r + 1) % n, prev = (r + n - 1) % n;
+  MPI_Sendrecv(out, N, MPI_DOUBLE, next, 9, ref, N, MPI_DOUBLE, prev, 9, c, MPI_STATUS_IGNORE);
+  MPI_Sendrecv(out, N, MPI_DOUBLE, prev, 9, backref, N, MPI_DOUBLE, next, 9, c, MPI_STATUS_IGNORE);
+  const int self_ok = n > 1 || strcmp(backend, "gloo") != 0; /* Gloo: no pair to itself */
+  if (self_ok) {
+    /* both directions at once: waitall for one, test then wait for the other */
+    devmesh_request_t q[4] = {DEVMESH_REQUEST_NULL, DEVMESH_REQUEST_NULL, DEVMESH_REQUEST_NULL,
+                              DEVMESH_REQUEST_NULL};
+    memset(in, 0, sizeof in);
+    memset(back, 0, sizeof back);
+    CALL(devmesh_irecv(m, dim, in, N, DEVMESH_FLOAT64, prev, NULL, &q[0]));
+    CALL(devmesh_irecv(m, dim, back, N, DEVMESH_FLOAT64, next, NULL, &q[1]));
+    CALL(devmesh_isend(m, dim, out, N, DEVMESH_FLOAT64, next, NULL, &q[2]));
+    CALL(devmesh_isend(m, dim, out, N, DEVMESH_FLOAT64, prev, NULL, &q[3]));
+    int done = 0;
+    while (!done) CALL(devmesh_test(&q[1], &done));
+    CHECK(q[1] == DEVMESH_REQUEST_NULL, "%s test done leaves the request NULL", dim);
+    CALL(devmesh_wait(&q[0]));
+    CHECK(q[0] == DEVMESH_REQUEST_NULL, "%s wait leaves the request NULL", dim);
+    CALL(devmesh_waitall(4, q));
+    for (int i = 0; i < 4; ++i) CHECK(q[i] == DEVMESH_REQUEST_NULL, "%s waitall request %d", dim, i);
+    CHECK(memcmp(in, ref, sizeof in) == 0, "%s isend/irecv ring forward", dim);
+    CHECK(memcmp(back, backref, sizeof back) == 0, "%s isend/irecv ring backward", dim);
+
+    /* many outstanding, matched in order */
+    int32_t many_out[K], many_in[K];
+    devmesh_request_t mq[2 * K];
+    for (int i = 0; i < K; ++i) {
+      many_out[i] = world_rank * 100 + i;
+      many_in[i] = -1;
+    }
+    for (int i = 0; i < K; ++i) CALL(devmesh_irecv(m, dim, &many_in[i], 1, DEVMESH_INT32, prev, NULL, &mq[i]));
+    for (int i = 0; i < K; ++i) CALL(devmesh_isend(m, dim, &many_out[i], 1, DEVMESH_INT32, next, NULL, &mq[K + i]));
+    CALL(devmesh_waitall(2 * K, mq));
+    int prev_world = 0;
+    MPI_Sendrecv(&world_rank, 1, MPI_INT, next, 10, &prev_world, 1, MPI_INT, prev, 10, c, MPI_STATUS_IGNORE);
+    int wrong = 0;
+    for (int i = 0; i < K; ++i) wrong += many_in[i] != prev_world * 100 + i;
+    CHECK(wrong == 0, "%s %d outstanding: %d wrong", dim, K, wrong);
+  } else {
+    devmesh_request_t q = DEVMESH_REQUEST_NULL;
+    const int rc = devmesh_isend(m, dim, out, N, DEVMESH_FLOAT64, next, NULL, &q);
+    CHECK(rc == DEVMESH_ERR_UNSUPPORTED && q == DEVMESH_REQUEST_NULL, "%s gloo isend to itself: %d", dim, rc);
+  }
+
+  /* sendrecv, both shifts */
+  memset(in, 0, sizeof in);
+  memset(back, 0, sizeof back);
+  CALL(devmesh_sendrecv(m, dim, out, N, DEVMESH_FLOAT64, next, in, N, DEVMESH_FLOAT64, prev, NULL));
+  CALL(devmesh_sendrecv(m, dim, out, N, DEVMESH_FLOAT64, prev, back, N, DEVMESH_FLOAT64, next, NULL));
+  CHECK(memcmp(in, ref, sizeof in) == 0, "%s sendrecv forward", dim);
+  CHECK(memcmp(back, backref, sizeof back) == 0, "%s sendrecv backward", dim);
+
+  /* an open chain: MPI_PROC_NULL beyond the ends does nothing */
+  const int up = r + 1 < n ? r + 1 : MPI_PROC_NULL, down = r > 0 ? r - 1 : MPI_PROC_NULL;
+  for (int i = 0; i < N; ++i) in[i] = back[i] = -3;
+  devmesh_request_t q[2];
+  CALL(devmesh_irecv(m, dim, in, N, DEVMESH_FLOAT64, down, NULL, &q[0]));
+  CALL(devmesh_isend(m, dim, out, N, DEVMESH_FLOAT64, up, NULL, &q[1]));
+  CHECK((q[0] == DEVMESH_REQUEST_NULL) == (down == MPI_PROC_NULL), "%s irecv from MPI_PROC_NULL", dim);
+  CHECK((q[1] == DEVMESH_REQUEST_NULL) == (up == MPI_PROC_NULL), "%s isend to MPI_PROC_NULL", dim);
+  CALL(devmesh_waitall(2, q));
+  CALL(devmesh_sendrecv(m, dim, out, N, DEVMESH_FLOAT64, up, back, N, DEVMESH_FLOAT64, down, NULL));
+  if (down == MPI_PROC_NULL) {
+    int touched = 0;
+    for (int i = 0; i < N; ++i) touched += in[i] != -3 || back[i] != -3;
+    CHECK(touched == 0, "%s the chain's first rank received something", dim);
+  } else {
+    CHECK(memcmp(in, ref, sizeof in) == 0, "%s chain irecv", dim);
+    CHECK(memcmp(back, ref, sizeof back) == 0, "%s chain sendrecv", dim);
+  }
+  CALL(devmesh_barrier(m, dim, NULL));
+}
+
 /* Errors: local, so the same on every rank; no communication, recvbuf
  * untouched. */
 static void check_errors(devmesh_t m, const char *tp_backend) {
   float s[4] = {1, 2, 3, 4}, out[4] = {7, 7, 7, 7};
   const float seven[4] = {7, 7, 7, 7};
+  /* a request that must stay as it was through every failing call */
+  static int sentinel;
+  const devmesh_request_t untouched = (devmesh_request_t)(void *)&sentinel;
+  devmesh_request_t req = untouched;
+  int done = 5;
   int n = 0;
   CALL(devmesh_size(m, "tp", &n));
   struct {
@@ -182,11 +271,43 @@ static void check_errors(devmesh_t m, const char *tp_backend) {
       {"recv peer -1", devmesh_recv(m, "tp", out, 4, DEVMESH_FLOAT32, -1, NULL), DEVMESH_ERR_INVALID_ARGUMENT},
       {"recv bad type", devmesh_recv(m, "tp", out, 4, -1, 0, NULL), DEVMESH_ERR_INVALID_ARGUMENT},
       {"recv unknown dim", devmesh_recv(m, "xx", out, 4, DEVMESH_FLOAT32, 0, NULL), DEVMESH_ERR_UNKNOWN_DIM},
+      {"isend peer n", devmesh_isend(m, "tp", s, 4, DEVMESH_FLOAT32, n, NULL, &req), DEVMESH_ERR_INVALID_ARGUMENT},
+      {"isend NULL request", devmesh_isend(m, "tp", s, 4, DEVMESH_FLOAT32, 0, NULL, NULL),
+       DEVMESH_ERR_INVALID_ARGUMENT},
+      {"isend NULL mesh", devmesh_isend(NULL, "tp", s, 4, DEVMESH_FLOAT32, 0, NULL, &req), DEVMESH_ERR_INVALID_ARGUMENT},
+      {"isend unknown dim", devmesh_isend(m, "xx", s, 4, DEVMESH_FLOAT32, 0, NULL, &req), DEVMESH_ERR_UNKNOWN_DIM},
+      {"irecv peer -7", devmesh_irecv(m, "tp", out, 4, DEVMESH_FLOAT32, -7, NULL, &req), DEVMESH_ERR_INVALID_ARGUMENT},
+      {"irecv NULL buffer", devmesh_irecv(m, "tp", NULL, 4, DEVMESH_FLOAT32, 0, NULL, &req),
+       DEVMESH_ERR_INVALID_ARGUMENT},
+      {"irecv bad type", devmesh_irecv(m, "tp", out, 4, 11, 0, NULL, &req), DEVMESH_ERR_INVALID_ARGUMENT},
+      {"irecv unknown dim", devmesh_irecv(m, "xx", out, 4, DEVMESH_FLOAT32, 0, NULL, &req), DEVMESH_ERR_UNKNOWN_DIM},
+      {"wait NULL", devmesh_wait(NULL), DEVMESH_ERR_INVALID_ARGUMENT},
+      {"test NULL request", devmesh_test(NULL, &done), DEVMESH_ERR_INVALID_ARGUMENT},
+      {"test NULL done", devmesh_test(&req, NULL), DEVMESH_ERR_INVALID_ARGUMENT},
+      {"waitall n -1", devmesh_waitall(-1, &req), DEVMESH_ERR_INVALID_ARGUMENT},
+      {"waitall NULL", devmesh_waitall(2, NULL), DEVMESH_ERR_INVALID_ARGUMENT},
+      {"sendrecv dest n", devmesh_sendrecv(m, "tp", s, 4, DEVMESH_FLOAT32, n, out, 4, DEVMESH_FLOAT32, 0, NULL),
+       DEVMESH_ERR_INVALID_ARGUMENT},
+      {"sendrecv source -7", devmesh_sendrecv(m, "tp", s, 4, DEVMESH_FLOAT32, 0, out, 4, DEVMESH_FLOAT32, -7, NULL),
+       DEVMESH_ERR_INVALID_ARGUMENT},
+      {"sendrecv NULL recvbuf", devmesh_sendrecv(m, "tp", s, 4, DEVMESH_FLOAT32, 0, NULL, 4, DEVMESH_FLOAT32, 0, NULL),
+       DEVMESH_ERR_INVALID_ARGUMENT},
+      {"sendrecv bad recvtype", devmesh_sendrecv(m, "tp", s, 4, DEVMESH_FLOAT32, 0, out, 4, -2, 0, NULL),
+       DEVMESH_ERR_INVALID_ARGUMENT},
+      {"sendrecv unknown dim", devmesh_sendrecv(m, "xx", s, 4, DEVMESH_FLOAT32, 0, out, 4, DEVMESH_FLOAT32, 0, NULL),
+       DEVMESH_ERR_UNKNOWN_DIM},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
     CHECK(cases[i].rc == cases[i].want, "%s: got %d, want %d", cases[i].what, cases[i].rc, cases[i].want);
     CHECK(memcmp(out, seven, sizeof out) == 0, "%s: recvbuf written", cases[i].what);
   }
+  CHECK(req == untouched && done == 5, "a failing call wrote its request or done");
+  /* DEVMESH_REQUEST_NULL is complete */
+  req = DEVMESH_REQUEST_NULL;
+  CALL(devmesh_test(&req, &done));
+  CHECK(done == 1, "test of DEVMESH_REQUEST_NULL: done %d", done);
+  CALL(devmesh_wait(&req));
+  CALL(devmesh_waitall(0, NULL));
   /* A reduction the backend lacks: MPI cannot reduce float16. */
   if (strcmp(tp_backend, "mpi") == 0) {
     uint16_t h[2] = {0x3c00, 0x3c00}, hr[2] = {5, 5};
@@ -219,6 +340,8 @@ int main(int argc, char **argv) {
   if (rc == DEVMESH_SUCCESS) {
     check_dim(m, "tp");
     check_dim(m, "dp");
+    check_p2p(m, "tp", tp);
+    check_p2p(m, "dp", dp);
     check_errors(m, tp);
     /* A 1-D view: NULL names its only dim. */
     devmesh_t t = NULL;

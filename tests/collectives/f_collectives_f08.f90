@@ -2,6 +2,7 @@
 program f_collectives_f08
   use mpi_f08
   use devmesh
+  use, intrinsic :: iso_c_binding, only: c_associated
   use, intrinsic :: iso_fortran_env, only: int32, real32, real64, error_unit
   implicit none
   type(devmesh_t) :: mesh
@@ -15,6 +16,8 @@ program f_collectives_f08
   call check(ierr == DEVMESH_SUCCESS, 'create (mpi_f08 handle)', failures)
   call check_dim(mesh, 'tp', failures)
   call check_dim(mesh, 'dp', failures)
+  call check_p2p(mesh, 'tp', failures)
+  call check_p2p(mesh, 'dp', failures)
   call check_errors(mesh, failures)
   call devmesh_destroy(mesh)
   call MPI_Allreduce(failures, total, 1, MPI_INTEGER, MPI_MAX, MPI_COMM_WORLD)

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <string>
 
 #include "comm_counter.hpp"
@@ -70,7 +71,7 @@ BOOST_AUTO_TEST_CASE(no_such_plugin) {
 }
 
 BOOST_AUTO_TEST_CASE(empty_shared_object) {
-  expect_failure("empty", Status::unsupported, "exports no devmesh_backend_v1");
+  expect_failure("empty", Status::unsupported, "exports neither devmesh_backend_v2 nor devmesh_backend_v1");
 }
 
 BOOST_AUTO_TEST_CASE(missing_dependency) {
@@ -122,6 +123,56 @@ BOOST_AUTO_TEST_CASE(found_on_some_ranks_only) {
     BOOST_TEST(std::string(e.what()).find("different backends on rank 0 and rank 1") != std::string::npos,
                e.what());
   }
+}
+
+// The example plugin exports only a version 1 table: it still loads and
+// serves what it has, and the operations version 2 added fail with
+// UNSUPPORTED naming it and the ABI version, through C++ and C alike (even
+// with an MPI_PROC_NULL peer, so the answer does not depend on the rank).
+BOOST_AUTO_TEST_CASE(version_1_plugin_lacks_nonblocking) {
+  MeshOptions o;
+  o.dim_backends = {{"tp", "example"}};
+  Mesh m = Mesh::create(MPI_COMM_WORLD, {0, 1}, {"dp", "tp"}, o);
+  Communicator& tp = m.communicator("tp");
+  BOOST_TEST(tp.backend() == "example");
+  tp.barrier();
+  int32_t x = 3, y = 4;
+  auto unsupported = [](const std::function<void()>& f, const char* op) {
+    std::string what;
+    const Status s = status_of(f, &what);
+    BOOST_TEST(static_cast<int>(s) == static_cast<int>(Status::unsupported), op);
+    BOOST_TEST(what.find(op) != std::string::npos, what);
+    BOOST_TEST(what.find("'example'") != std::string::npos, what);
+    BOOST_TEST(what.find("ABI v1") != std::string::npos, what);
+  };
+  for (int peer : {0, MPI_PROC_NULL}) {
+    unsupported([&] { (void)tp.isend(&x, 1, DataType::int32, peer); }, "isend");
+    unsupported([&] { (void)tp.irecv(&y, 1, DataType::int32, peer); }, "irecv");
+    unsupported([&] { tp.sendrecv(&x, 1, DataType::int32, peer, &y, 1, DataType::int32, peer); }, "sendrecv");
+  }
+  BOOST_TEST(y == 4);
+
+  devmesh_config_t cfg = DEVMESH_CONFIG_INITIALIZER;
+  cfg.dim_backends = "tp=example";
+  const int shape[2] = {1, world_size()};
+  const char* names[2] = {"dp", "tp"};
+  devmesh_t c = nullptr;
+  BOOST_TEST_REQUIRE(devmesh_create_ex(MPI_COMM_WORLD, 2, shape, names, &cfg, &c) == DEVMESH_SUCCESS,
+                     devmesh_last_error());
+  static int sentinel;
+  const auto untouched = reinterpret_cast<devmesh_request_t>(&sentinel);
+  devmesh_request_t req = untouched;
+  BOOST_TEST(devmesh_isend(c, "tp", &x, 1, DEVMESH_INT32, 0, nullptr, &req) == DEVMESH_ERR_UNSUPPORTED);
+  const std::string message = devmesh_last_error();
+  BOOST_TEST(message.find("devmesh_isend") != std::string::npos, message);
+  BOOST_TEST(message.find("'example'") != std::string::npos, message);
+  BOOST_TEST(message.find("ABI v1") != std::string::npos, message);
+  BOOST_TEST(devmesh_irecv(c, "tp", &y, 1, DEVMESH_INT32, MPI_PROC_NULL, nullptr, &req) == DEVMESH_ERR_UNSUPPORTED);
+  BOOST_TEST(devmesh_sendrecv(c, "tp", &x, 1, DEVMESH_INT32, 0, &y, 1, DEVMESH_INT32, 0, nullptr) ==
+             DEVMESH_ERR_UNSUPPORTED);
+  BOOST_TEST((req == untouched));
+  BOOST_TEST(y == 4);
+  devmesh_destroy(&c);
 }
 
 // A backend linked into this program: only the mandatory functions and a
@@ -181,4 +232,34 @@ BOOST_AUTO_TEST_CASE(registered_in_process) {
     BOOST_TEST(std::string(e.what()) == "allreduce is not supported by backend 'inproc'");
   }
   BOOST_TEST(tp.native_handle() == nullptr);
+}
+
+// A version 2 table is registered through its v1 member; what it leaves
+// out is unsupported, naming the operation. An unknown version is refused.
+namespace inproc2 {
+const devmesh_backend_v2_t table = {
+    {DEVMESH_BACKEND_ABI_VERSION_2, "inproc2", nullptr, nullptr, nullptr, inproc::last_error, inproc::open,
+     inproc::close, inproc::comm_create, inproc::comm_destroy, nullptr, nullptr, nullptr, nullptr, nullptr,
+     nullptr, inproc::barrier, nullptr, nullptr, nullptr},
+    nullptr, nullptr, nullptr, nullptr, nullptr,
+};
+}  // namespace inproc2
+
+BOOST_AUTO_TEST_CASE(registered_version_2) {
+  devmesh_backend_v1_t three = inproc2::table.v1;
+  three.abi_version = 3;
+  three.name = "inproc3";
+  BOOST_TEST(devmesh_register_backend(&three) == DEVMESH_ERR_INVALID_ARGUMENT);
+  BOOST_TEST(std::string(devmesh_last_error()).find("ABI version is 3") != std::string::npos, devmesh_last_error());
+  BOOST_TEST(devmesh_register_backend(&inproc2::table.v1) == DEVMESH_SUCCESS, devmesh_last_error());
+  MeshOptions o;
+  o.dim_backends = {{"tp", "inproc2"}};
+  Mesh m = Mesh::create(MPI_COMM_WORLD, {0, 1}, {"dp", "tp"}, o);
+  Communicator& tp = m.communicator("tp");
+  tp.barrier();
+  int x = 1;
+  std::string what;
+  BOOST_TEST(static_cast<int>(status_of([&] { (void)tp.isend(&x, 1, DataType::int32, 0); }, &what)) ==
+             static_cast<int>(Status::unsupported));
+  BOOST_TEST(what == "isend is not supported by backend 'inproc2'");
 }
