@@ -110,8 +110,12 @@ class DEVMESH_API View {
   // Replaces `dim` by sizes.size() dims, split row-major.
   //   (4,2) dp,tp: unflatten(dp, (2,2), (dp_shard, dp_rep))
   //   -> dp_shard=2:4 dp_rep=2:2 tp=2:1
+  // One size may be -1: it is inferred as size(dim) / product(other sizes),
+  // as torch.reshape does: (8) unflatten(d, (2,-1)) -> (2,4).
   // Errors: unknown dim -> unknown_dim; no sizes, sizes/names count differ,
-  // a size < 1, an empty name -> invalid_argument; new names repeated or
+  // a size < 1 other than -1, an empty name -> invalid_argument; more than
+  // one -1, or other sizes whose product does not divide size(dim) ->
+  // shape_mismatch; new names repeated or
   // clashing with another dim of the view, a registered name or a root dim
   // outside this view -> duplicate_name; product differs or a split cuts a
   // mode into non-dividing pieces -> shape_mismatch.
