@@ -136,6 +136,12 @@ class DEVMESH_API View {
   // Every group of dim as parent ranks, each in local-rank order, groups
   // ordered by their smallest root index. O(W).
   std::vector<std::vector<index_t>> all_groups(std::size_t dim) const;
+  // The root index of the member of x's group along dim at local rank
+  // local_rank(dim, x) + distance (any sign), wrapped modulo size(dim) when
+  // periodic, else nullopt outside [0, size(dim)): MPI_Cart_shift's rule.
+  //   (2,4) a,b, x = 5 (b rank 1): shift(b, 5, 3) = nullopt, periodic -> 4
+  // O(ndim).
+  std::optional<index_t> shift(std::size_t dim, index_t x, index_t distance, bool periodic) const;
 
   // "dp=2:4 cp=2:2 tp=2:1"
   std::string to_string() const;

@@ -318,6 +318,21 @@ std::vector<std::vector<index_t>> View::all_groups(std::size_t dim) const {
   return out;
 }
 
+std::optional<index_t> View::shift(std::size_t dim, index_t x, index_t distance, bool periodic) const {
+  const Layout& l = dims_.at(dim).layout;
+  const index_t n = devmesh::size(l);
+  // distance is at most 64-bit: reduce it first so k + d cannot overflow.
+  index_t j = local_index(l, x);
+  if (periodic) {
+    j = (j + distance % n + n) % n;
+  } else {
+    if (distance >= n || distance <= -n) return std::nullopt;
+    j += distance;
+    if (j < 0 || j >= n) return std::nullopt;
+  }
+  return group_base(l, x) + offset(l, j);
+}
+
 std::string View::to_string() const {
   std::ostringstream os;
   for (std::size_t i = 0; i < dims_.size(); ++i)

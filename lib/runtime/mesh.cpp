@@ -772,25 +772,18 @@ MPI_Comm Mesh::cart_comm(std::vector<bool> periodic) const {
 }
 
 Neighbors Mesh::neighbors(std::string_view dim, bool periodic, int distance) const {
-  const Dim& d = view().dims()[dim_of(dim)];
-  const MeshState& s = *state_;
-  const index_t n = d.size();
-  const index_t k = local_index(d.layout, s.index);
-  const index_t base = group_base(d.layout, s.index);
-  // As MPI_Cart_shift: any displacement, wrapped when periodic, else
-  // MPI_PROC_NULL outside [0, n).
-  const auto at = [&](index_t j, int& local, int& parent) {
-    if (periodic) j = ((j % n) + n) % n;
-    if (j < 0 || j >= n) {
-      local = parent = MPI_PROC_NULL;
-      return;
+  const std::size_t i = dim_of(dim);
+  const View& v = view();
+  const index_t x = state_->index;
+  const auto at = [&](index_t d, int& local, int& parent) {
+    if (const std::optional<index_t> y = v.shift(i, x, d, periodic)) {
+      local = static_cast<int>(v.local_rank(i, *y));
+      parent = static_cast<int>(v.parent_rank(*y));
     }
-    local = static_cast<int>(j);
-    parent = static_cast<int>(view().parent_rank(base + offset(d.layout, j)));
   };
-  Neighbors out;
-  at(k - static_cast<index_t>(distance), out.prev, out.parent_prev);
-  at(k + static_cast<index_t>(distance), out.next, out.parent_next);
+  Neighbors out;  // MPI_PROC_NULL unless found
+  at(-static_cast<index_t>(distance), out.prev, out.parent_prev);
+  at(static_cast<index_t>(distance), out.next, out.parent_next);
   return out;
 }
 
