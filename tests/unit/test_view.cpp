@@ -5,6 +5,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <random>
@@ -199,6 +200,28 @@ BOOST_AUTO_TEST_CASE(flatten) {
   expect_error([&] { v.slice(Names{"dp"}).flatten("cp"); }, Status::duplicate_name, {"'cp'"});
   v.slice(Names{"dp", "tp"}).flatten("x");
   expect_error([&] { v.slice(Names{"cp", "tp"}).flatten("x"); }, Status::duplicate_name, {"'x'", "(2,2):(4,1)"});
+}
+
+// SEMANTICS.md section 6: neighbours along a flattened, non-contiguous dim.
+BOOST_AUTO_TEST_CASE(shift_along_a_flattened_dim) {
+  const View v = make({2, 2, 2}, {"dp", "cp", "tp"}).slice(Names{"dp", "tp"}).flatten("dt");
+  // Groups [0,1,4,5] [2,3,6,7]: brute force by position in the group.
+  const std::vector<std::vector<index_t>> groups = {{0, 1, 4, 5}, {2, 3, 6, 7}};
+  for (const auto& g : groups)
+    for (index_t k = 0; k < 4; ++k)
+      for (index_t d = -9; d <= 9; ++d)
+        for (bool periodic : {false, true}) {
+          const index_t j = periodic ? ((k + d) % 4 + 4) % 4 : k + d;
+          const std::optional<index_t> want =
+              j >= 0 && j < 4 ? std::optional<index_t>(g[static_cast<std::size_t>(j)]) : std::nullopt;
+          BOOST_TEST((v.shift(0, g[static_cast<std::size_t>(k)], d, periodic) == want),
+                     "x " << g[static_cast<std::size_t>(k)] << " d " << d << " periodic " << periodic);
+        }
+  // Huge distances neither overflow nor wrap wrongly.
+  const index_t big = std::numeric_limits<index_t>::max();
+  BOOST_TEST(!v.shift(0, 1, big, false).has_value());
+  BOOST_TEST(!v.shift(0, 1, -big, false).has_value());
+  BOOST_TEST((v.shift(0, 1, big, true) == std::optional<index_t>(groups[0][static_cast<std::size_t>((1 + big % 4) % 4)])));
 }
 
 BOOST_AUTO_TEST_CASE(unflatten) {
