@@ -539,12 +539,11 @@ int devmesh_cart_comm_f(devmesh_t m, MPI_Fint* comm) {
 
 namespace {
 
-std::vector<bool> periods_arg(const Mesh& mesh, int ndims, const int periodic[]) {
+// The count against the view's dims is Mesh::cart_comm's check.
+std::vector<bool> periods_arg(int ndims, const int periodic[]) {
+  if (ndims < 0) invalid("ndims is " + std::to_string(ndims) + " (give one periodic flag per dim, or 0 for none)");
   if (ndims == 0) return {};
   need(periodic, "periodic");
-  if (ndims != mesh.ndim())
-    invalid("ndims is " + std::to_string(ndims) + " but the view has " + std::to_string(mesh.ndim()) +
-            " dims (give one periodic flag per dim, or ndims 0 for none)");
   return std::vector<bool>(periodic, periodic + ndims);
 }
 
@@ -574,7 +573,7 @@ int devmesh_cart_comm_periodic(devmesh_t m, int ndims, const int periodic[], MPI
   return guard("devmesh_cart_comm_periodic", [&] {
     const Mesh& mesh = mesh_of(m);
     need(comm, "comm");
-    const MPI_Comm c = mesh.cart_comm(periods_arg(mesh, ndims, periodic));
+    const MPI_Comm c = mesh.cart_comm(periods_arg(ndims, periodic));
     *comm = c;
   });
 }
@@ -583,7 +582,7 @@ int devmesh_cart_comm_periodic_f(devmesh_t m, int ndims, const int periodic[], M
   return guard("devmesh_cart_comm_periodic_f", [&] {
     const Mesh& mesh = mesh_of(m);
     need(comm, "comm");
-    const MPI_Fint c = MPI_Comm_c2f(mesh.cart_comm(periods_arg(mesh, ndims, periodic)));
+    const MPI_Fint c = MPI_Comm_c2f(mesh.cart_comm(periods_arg(ndims, periodic)));
     *comm = c;
   });
 }

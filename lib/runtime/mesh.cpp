@@ -363,7 +363,12 @@ MPI_Comm MeshState::cart(const View& view, const std::vector<int>& periods) {
   MPI_Comm over = identity ? root_comm() : entry(flat, joined).comm;
   MPI_Comm c = MPI_COMM_NULL;
   DEVMESH_MPI(MPI_Cart_create(over, static_cast<int>(dims.size()), dims.data(), per.data(), 0, &c));
-  return_errors(c);
+  try {
+    return_errors(c);
+  } catch (...) {
+    MPI_Comm_free(&c);
+    throw;
+  }
   std::unique_ptr<Watch> watch = hand_out(c, name);
   CartEntry& e = carts_[std::move(key)];
   e.comm = c;
@@ -765,7 +770,7 @@ MPI_Comm Mesh::cart_comm(std::vector<bool> periodic) const {
   if (!periodic.empty() && periodic.size() != v.ndim())
     throw Error(Status::invalid_argument, "cart_comm got " + std::to_string(periodic.size()) +
                                               " periodic flags for a view of " + std::to_string(v.ndim()) +
-                                              " dims (give one per dim, or none)");
+                                              " dims (give one periodic flag per dim, or none)");
   std::vector<int> periods(periodic.begin(), periodic.end());
   std::lock_guard lock(state_->mutex);
   return state_->cart(v, periods);
