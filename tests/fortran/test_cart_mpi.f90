@@ -1,10 +1,11 @@
 ! Cartesian views, neighbours and all_groups_comm through `use mpi`
 ! (integer handles; see cart.inc).
-#define COMM_T integer
 program test_cart_mpi
   use mpi
   use devmesh
-#include "cart.inc"
+  implicit none
+  integer :: cart, c, direct
+  include 'cart.inc'
 
   logical function same(x, y)
     integer, intent(in) :: x, y
