@@ -414,6 +414,9 @@ void unflatten(FuzzedDataProvider& in, View& v, RefView& rv, RefRoot& r) {
       n /= q;
     }
     if (count > 0) sizes.push_back(n);
+    // One entry left to be inferred.
+    if (count > 0 && in.ConsumeIntegralInRange(0, 2) == 0)
+      sizes[in.ConsumeIntegralInRange<std::size_t>(0, sizes.size() - 1)] = -1;
   } else {
     for (int i = 0; i < count; ++i) sizes.push_back(in.ConsumeIntegralInRange<index_t>(-1, 6));
   }
@@ -421,6 +424,7 @@ void unflatten(FuzzedDataProvider& in, View& v, RefView& rv, RefRoot& r) {
   const int name_count = in.ConsumeIntegralInRange(0, 15) == 0 ? count + 1 : count;
   for (int i = 0; i < name_count; ++i) names.push_back(pick_name(in, rv, r));
 
+  const std::vector<index_t> given = sizes;  // as passed; `sizes` gets the -1 resolved
   Verdict verdict;
   std::size_t at = 0;
   if (!d) {
@@ -442,11 +446,25 @@ void unflatten(FuzzedDataProvider& in, View& v, RefView& rv, RefRoot& r) {
   RefView out;
   out.is_root = false;
   if (verdict.ok) {
+    // -1 stands for the dim size over the product of the other sizes.
+    const index_t n = static_cast<index_t>(d->table.size());
+    const auto minus_ones = std::count(sizes.begin(), sizes.end(), index_t{-1});
+    index_t others = 1;
+    for (index_t s : sizes)
+      if (s != -1) others *= s;
+    if (std::any_of(sizes.begin(), sizes.end(), [](index_t s) { return s < 1 && s != -1; }))
+      verdict = refuse(Status::invalid_argument, "size < 1");
+    else if (minus_ones > 1)
+      verdict = refuse(Status::shape_mismatch, "more than one -1");
+    else if (minus_ones == 1 && n % others != 0)
+      verdict = refuse(Status::shape_mismatch, "-1 cannot be inferred");
+    else if (minus_ones == 1)
+      *std::find(sizes.begin(), sizes.end(), index_t{-1}) = n / others;
+  }
+  if (verdict.ok) {
     index_t product = 1;
     for (index_t s : sizes) product *= s;
-    if (std::any_of(sizes.begin(), sizes.end(), [](index_t s) { return s < 1; }))
-      verdict = refuse(Status::invalid_argument, "size < 1");
-    else if (product != static_cast<index_t>(d->table.size()))
+    if (product != static_cast<index_t>(d->table.size()))
       verdict = refuse(Status::shape_mismatch, "product differs");
     else if (!fuzzref::splittable(d->table, sizes))
       verdict = refuse(Status::shape_mismatch, "the parts are no layouts of the dim");
@@ -457,8 +475,8 @@ void unflatten(FuzzedDataProvider& in, View& v, RefView& rv, RefRoot& r) {
     for (std::size_t i = 0; i < parts.size(); ++i) out.dims.push_back({names[i], parts[i]});
     out.dims.insert(out.dims.end(), rv.dims.begin() + static_cast<std::ptrdiff_t>(at) + 1, rv.dims.end());
   }
-  const std::string what = "unflatten(" + dim.substr(0, 16) + ", " + fuzzref::str(sizes) + ") of " + v.to_string();
-  if (auto got = attempt(verdict, what, [&] { return v.unflatten(dim, sizes, names); })) {
+  const std::string what = "unflatten(" + dim.substr(0, 16) + ", " + fuzzref::str(given) + ") of " + v.to_string();
+  if (auto got = attempt(verdict, what, [&] { return v.unflatten(dim, given, names); })) {
     v = std::move(*got);
     rv = std::move(out);
     check_view(v, rv, r, what);

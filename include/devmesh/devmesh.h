@@ -33,8 +33,11 @@
  *   devmesh_comm*              collective over the caller's group along the
  *                              dim the first time any view of the root asks
  *                              for that dim layout; not collective afterwards
- *   devmesh_create_comms,      collective over all members of the root
- *   devmesh_cart_comm          (cart_comm: the first time only)
+ *   devmesh_create_comms       collective over all members of the root
+ *   devmesh_cart_comm*         collective over the caller's group of the
+ *                              flattened view (all members of the root for a
+ *                              root view), the first time only
+ *   devmesh_all_groups_comm*   as devmesh_comm
  *   everything else            not collective
  */
 #ifndef DEVMESH_DEVMESH_H
@@ -278,10 +281,12 @@ DEVMESH_C_API int devmesh_slice(devmesh_t m, int n, const char *const dims[], de
 DEVMESH_C_API int devmesh_flatten(devmesh_t m, const char *name, devmesh_t *out);
 
 /* Replaces dim by n dims of the given sizes, split row-major (first new dim
- * most significant). Not collective.
- * Errors: NULL pointer, n < 1, a size < 1 (0 is not inferred here), an
- * empty name -> INVALID_ARGUMENT; unknown dim -> UNKNOWN_DIM; new names
- * repeated or clashing with another dim of m, a registered name or a root
+ * most significant). One size may be -1: size(dim) / product(other sizes).
+ * Not collective.
+ * Errors: NULL pointer, n < 1, a size < 1 other than -1 (0 is not inferred
+ * here), an empty name -> INVALID_ARGUMENT; more than one -1, or other
+ * sizes whose product does not divide size(dim) -> SHAPE_MISMATCH;
+ * unknown dim -> UNKNOWN_DIM; new names repeated or clashing with another dim of m, a registered name or a root
  * dim -> DUPLICATE_NAME; product differs from size(dim), or a split that
  * cuts a mode into non-dividing pieces -> SHAPE_MISMATCH. */
 DEVMESH_C_API int devmesh_unflatten(devmesh_t m, const char *dim, int n, const int sizes[],
@@ -391,12 +396,51 @@ DEVMESH_C_API int devmesh_dim_backend(devmesh_t m, const char *dim, const char *
  * mesh released by MPI_Finalize -> INVALID_ARGUMENT; MPI failure -> BACKEND. */
 DEVMESH_C_API int devmesh_create_comms(devmesh_t m, int path);
 
-/* The root as an MPI Cartesian communicator (MPI_Cart_create, no
- * reordering, non-periodic): its rank x is root index x. Owned by the
- * library, named "devmesh:cart", error handler as devmesh_comm's.
- * Collective over all members of the root the first time. */
+/* m as an MPI Cartesian communicator, non-periodic (see
+ * devmesh_cart_comm_periodic): on a root view its rank x is root index x.
+ * Owned by the library, named "devmesh:cart" for a root view, error
+ * handler as devmesh_comm's. Collective over the caller's group of the
+ * flattened view (all members of the root for a root view) the first time. */
 DEVMESH_C_API int devmesh_cart_comm(devmesh_t m, MPI_Comm *comm);
 DEVMESH_C_API int devmesh_cart_comm_f(devmesh_t m, MPI_Fint *comm);
+
+/* ---- Cartesian views, neighbours, groups with their communicator ---------- */
+
+/* m as an MPI Cartesian communicator (Mesh::cart_comm): over the caller's
+ * group of the flattened view, dims in m's order (a transposed slice gives
+ * a transposed grid), rank the row-major number of the caller's
+ * coordinate, no reordering; dim i periodic when periodic[i] is nonzero
+ * (ndims 0: none, periodic may be NULL). Owned by the library, one per
+ * (layout, periods) of the root, named "devmesh:cart" (root view,
+ * non-periodic) or "devmesh:cart:<dims>", error handler as devmesh_comm's.
+ * devmesh_cart_comm(m, c) is devmesh_cart_comm_periodic(m, 0, NULL, c) (on a
+ * root view, the root's grid; on any other view, that view's grid).
+ * Collective over the caller's group of the flattened view the first time.
+ * Errors: ndims neither 0 nor ndim(m), NULL pointers -> INVALID_ARGUMENT;
+ * MPI failure -> BACKEND. */
+DEVMESH_C_API int devmesh_cart_comm_periodic(devmesh_t m, int ndims, const int periodic[], MPI_Comm *comm);
+DEVMESH_C_API int devmesh_cart_comm_periodic_f(devmesh_t m, int ndims, const int periodic[], MPI_Fint *comm);
+
+/* The caller's neighbours along dim (dim NULL as in devmesh_local_rank):
+ * local ranks k - distance (prev) and k + distance (next) in dim's group,
+ * k the caller's local rank, wrapped modulo size(dim) when periodic is
+ * nonzero, else MPI_PROC_NULL outside the group, exactly as MPI_Cart_shift
+ * (any distance, negative too); parent_prev/parent_next are the same
+ * members as parent ranks (MPI_PROC_NULL alike). Any output pointer may be
+ * NULL. Not collective (makes no communicator).
+ * Errors: unknown dim -> UNKNOWN_DIM. */
+DEVMESH_C_API int devmesh_neighbors(devmesh_t m, const char *dim, int periodic, int distance, int *prev,
+                                    int *next, int *parent_prev, int *parent_next);
+
+/* devmesh_all_groups, plus which group is the caller's (*own: ranks[own *
+ * size(dim)] starts it; own may be NULL) and that group's communicator
+ * devmesh_comm(m, dim). Collective as devmesh_comm. Errors as
+ * devmesh_all_groups and devmesh_comm; a short array is reported before
+ * any communicator is made. */
+DEVMESH_C_API int devmesh_all_groups_comm(devmesh_t m, const char *dim, int maxranks, int ranks[], int *own,
+                                          MPI_Comm *comm);
+DEVMESH_C_API int devmesh_all_groups_comm_f(devmesh_t m, const char *dim, int maxranks, int ranks[], int *own,
+                                            MPI_Fint *comm);
 
 /* ---- collectives over a dim, in the dim's backend --------------------------- */
 

@@ -31,7 +31,11 @@
 //                     MPI collective); or call create_comms() first.
 //   create_comms()    collective over all members of the root: creates the
 //                     communicators of every dim of this view at once
-//   cart_comm()       collective over all members of the root the first time
+//   cart_comm()       collective over the caller's group of the flattened
+//                     view the first time (all members of the root for the
+//                     root view)
+//   neighbors()       not collective
+//   all_groups_with_comm()  as comm(dim)
 #pragma once
 
 #include "devmesh/export.hpp"  // first: it stops a compile below C++20
@@ -117,6 +121,20 @@ struct MeshState;
 struct MeshAccess;  // lib/runtime/hosts.hpp
 }
 
+// The caller's neighbours along a dim (Mesh::neighbors): local ranks in the
+// dim's communicator and parent ranks, MPI_PROC_NULL at an open edge.
+struct Neighbors {
+  int prev = MPI_PROC_NULL, next = MPI_PROC_NULL;
+  int parent_prev = MPI_PROC_NULL, parent_next = MPI_PROC_NULL;
+};
+
+// all_groups_with_comm: every group of a dim plus the caller's own.
+struct Groups {
+  std::vector<std::vector<int>> ranks;  // as all_groups()
+  std::size_t own = 0;                  // ranks[own] is the caller's group
+  MPI_Comm comm = MPI_COMM_NULL;        // comm(dim), ranks[own] in rank order
+};
+
 class DEVMESH_API Mesh {
  public:
   // The null mesh: what non-members of a rank list get (like MPI_COMM_NULL).
@@ -161,6 +179,10 @@ class DEVMESH_API Mesh {
   int local_rank(std::string_view dim) const;
   std::vector<int> group(std::string_view dim) const;  // parent ranks, local-rank order
   std::vector<std::vector<int>> all_groups(std::string_view dim) const;
+  // all_groups(dim), which of them is the caller's, and its communicator
+  // comm(dim). Collective as comm(dim) is (over the caller's group along
+  // dim the first time that layout is asked for). O(W) like all_groups.
+  Groups all_groups_with_comm(std::string_view dim = {}) const;
   int parent_rank() const;                // the caller's rank in the parent
   // Whether the handle's root is the same as other's.
   bool same_root(const Mesh& other) const noexcept;
@@ -182,11 +204,28 @@ class DEVMESH_API Mesh {
   // Creates the communicators of every dim of this view. Collective over all
   // members of the root.
   void create_comms(CommPath path = CommPath::automatic) const;
-  // The root as an MPI Cartesian communicator (MPI_Cart_create, no
-  // reordering, non-periodic): its rank x is root index x. Collective over
-  // all members of the root the first time. Named "devmesh:cart"; error
-  // handler and ownership as for comm().
-  MPI_Comm cart_comm() const;
+  // This view as an MPI Cartesian communicator (MPI_Cart_create, no
+  // reordering) over the caller's group of the flattened view (the members
+  // sharing the caller's coordinates on the root dims outside the view):
+  // dims are the view's shape in the view's order (a transposed slice gives
+  // a transposed grid), its rank is the row-major number of the caller's
+  // coordinate(), and dim i is periodic when periodic[i] is true (empty:
+  // none). On the root view, rank x is root index x. One communicator per
+  // (layout, periods) on the root, made the first time: collective over
+  // the caller's group of the flattened view then (the flattened layout's
+  // communicator is made too unless it is the root in root order), not
+  // collective afterwards. Named "devmesh:cart" (the root view,
+  // non-periodic) or "devmesh:cart:<dims>"; error handler and ownership as
+  // for comm(). A periodic list of the wrong length -> invalid_argument.
+  MPI_Comm cart_comm(std::vector<bool> periodic = {}) const;
+  // The caller's neighbours at `distance` along dim, as MPI_Cart_shift(dim,
+  // distance) gives them on cart_comm() of the 1-D slice of dim: prev is
+  // local rank k - distance and next k + distance in dim's group (k the
+  // caller's local rank), wrapped modulo size(dim) when periodic, else
+  // MPI_PROC_NULL outside [0, size(dim)); any distance, negative too, as
+  // MPI accepts. Also as parent ranks (MPI_PROC_NULL alike). Not
+  // collective: O(ndim) arithmetic, no communicator is made.
+  Neighbors neighbors(std::string_view dim, bool periodic = false, int distance = 1) const;
   // Communicators the root has created so far, for checking reuse: one per
   // distinct layout asked for, plus the root communicator once made (see
   // above). create() makes none (with an MPI older than 4: the root

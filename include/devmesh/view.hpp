@@ -110,8 +110,12 @@ class DEVMESH_API View {
   // Replaces `dim` by sizes.size() dims, split row-major.
   //   (4,2) dp,tp: unflatten(dp, (2,2), (dp_shard, dp_rep))
   //   -> dp_shard=2:4 dp_rep=2:2 tp=2:1
+  // One size may be -1: it is inferred as size(dim) / product(other sizes),
+  // as torch.reshape does: (8) unflatten(d, (2,-1)) -> (2,4).
   // Errors: unknown dim -> unknown_dim; no sizes, sizes/names count differ,
-  // a size < 1, an empty name -> invalid_argument; new names repeated or
+  // a size < 1 other than -1, an empty name -> invalid_argument; more than
+  // one -1, or other sizes whose product does not divide size(dim) ->
+  // shape_mismatch; new names repeated or
   // clashing with another dim of the view, a registered name or a root dim
   // outside this view -> duplicate_name; product differs or a split cuts a
   // mode into non-dividing pieces -> shape_mismatch.
@@ -140,6 +144,12 @@ class DEVMESH_API View {
   // Every group of dim as parent ranks, each in local-rank order, groups
   // ordered by their smallest root index. O(W).
   std::vector<std::vector<index_t>> all_groups(std::size_t dim) const;
+  // The root index of the member of x's group along dim at local rank
+  // local_rank(dim, x) + distance (any sign), wrapped modulo size(dim) when
+  // periodic, else nullopt outside [0, size(dim)): MPI_Cart_shift's rule.
+  //   (2,4) a,b, x = 5 (b rank 1): shift(b, 5, 3) = nullopt, periodic -> 4
+  // O(ndim).
+  std::optional<index_t> shift(std::size_t dim, index_t x, index_t distance, bool periodic) const;
 
   // "dp=2:4 cp=2:2 tp=2:1"
   std::string to_string() const;

@@ -390,9 +390,9 @@ int devmesh_unflatten(devmesh_t m, const char* dim, int n, const int sizes[], co
     need(names, "names");
     std::vector<int> s(sizes, sizes + n);
     for (int i = 0; i < n; ++i)
-      if (s[static_cast<std::size_t>(i)] < 1)
+      if (s[static_cast<std::size_t>(i)] < 1 && s[static_cast<std::size_t>(i)] != -1)
         invalid("unflatten size " + std::to_string(s[static_cast<std::size_t>(i)]) + " at position " +
-                std::to_string(i) + " must be at least 1 (sizes are not inferred)");
+                std::to_string(i) + " must be at least 1 (or -1, inferred)");
     give(make_handle(mesh.unflatten(dim, s, strings(n, names, "names"))), out);
   });
 }
@@ -557,6 +557,91 @@ int devmesh_cart_comm_f(devmesh_t m, MPI_Fint* comm) {
     const Mesh& mesh = mesh_of(m);
     need(comm, "comm");
     const MPI_Fint c = MPI_Comm_c2f(mesh.cart_comm());
+    *comm = c;
+  });
+}
+
+// ---- Cartesian views, neighbours, groups with their communicator ----------
+
+namespace {
+
+// The count against the view's dims is Mesh::cart_comm's check.
+std::vector<bool> periods_arg(int ndims, const int periodic[]) {
+  if (ndims < 0) invalid("ndims is " + std::to_string(ndims) + " (give one periodic flag per dim, or 0 for none)");
+  if (ndims == 0) return {};
+  need(periodic, "periodic");
+  return std::vector<bool>(periodic, periodic + ndims);
+}
+
+// The groups of dim after checking the caller's array holds W ints, before
+// the collective comm(dim), so a short array fails alike on every member
+// without a communicator being made.
+devmesh::Groups groups_with_comm(const Mesh& mesh, const char* dim, int maxranks, int ranks[]) {
+  need(ranks, "ranks");
+  const std::string_view d = dim_arg(dim);
+  const auto w = mesh.view().root_size();
+  mesh.size(d);  // an unknown dim is reported before the capacity
+  if (maxranks < 0 || maxranks < w)
+    invalid("maxranks is " + std::to_string(maxranks) + " but ranks needs " + std::to_string(w) + " entries");
+  return mesh.all_groups_with_comm(d);
+}
+
+void copy_groups(const devmesh::Groups& g, int ranks[], int* own) noexcept {
+  std::size_t i = 0;
+  for (const auto& group : g.ranks)
+    for (int r : group) ranks[i++] = r;
+  if (own) *own = static_cast<int>(g.own);
+}
+
+}  // namespace
+
+int devmesh_cart_comm_periodic(devmesh_t m, int ndims, const int periodic[], MPI_Comm* comm) {
+  return guard("devmesh_cart_comm_periodic", [&] {
+    const Mesh& mesh = mesh_of(m);
+    need(comm, "comm");
+    const MPI_Comm c = mesh.cart_comm(periods_arg(ndims, periodic));
+    *comm = c;
+  });
+}
+
+int devmesh_cart_comm_periodic_f(devmesh_t m, int ndims, const int periodic[], MPI_Fint* comm) {
+  return guard("devmesh_cart_comm_periodic_f", [&] {
+    const Mesh& mesh = mesh_of(m);
+    need(comm, "comm");
+    const MPI_Fint c = MPI_Comm_c2f(mesh.cart_comm(periods_arg(ndims, periodic)));
+    *comm = c;
+  });
+}
+
+int devmesh_neighbors(devmesh_t m, const char* dim, int periodic, int distance, int* prev, int* next,
+                      int* parent_prev, int* parent_next) {
+  return guard("devmesh_neighbors", [&] {
+    const Mesh& mesh = mesh_of(m);
+    const devmesh::Neighbors n = mesh.neighbors(dim_arg(dim), periodic != 0, distance);
+    if (prev) *prev = n.prev;
+    if (next) *next = n.next;
+    if (parent_prev) *parent_prev = n.parent_prev;
+    if (parent_next) *parent_next = n.parent_next;
+  });
+}
+
+int devmesh_all_groups_comm(devmesh_t m, const char* dim, int maxranks, int ranks[], int* own, MPI_Comm* comm) {
+  return guard("devmesh_all_groups_comm", [&] {
+    const Mesh& mesh = mesh_of(m);
+    need(comm, "comm");
+    const devmesh::Groups g = groups_with_comm(mesh, dim, maxranks, ranks);
+    copy_groups(g, ranks, own);
+    *comm = g.comm;
+  });
+}
+
+int devmesh_all_groups_comm_f(devmesh_t m, const char* dim, int maxranks, int ranks[], int* own, MPI_Fint* comm) {
+  return guard("devmesh_all_groups_comm_f", [&] {
+    const Mesh& mesh = mesh_of(m);
+    need(comm, "comm");
+    const devmesh::Groups g = groups_with_comm(mesh, dim, maxranks, ranks);
+    const MPI_Fint c = MPI_Comm_c2f(g.comm);
+    copy_groups(g, ranks, own);
     *comm = c;
   });
 }

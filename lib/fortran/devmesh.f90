@@ -509,6 +509,55 @@ module devmesh
     end function c_sendrecv
   end interface
 
+  ! ---- Cartesian views, neighbours, groups with their communicator ----------
+  public :: devmesh_cart_comm_periodic, devmesh_neighbors, devmesh_all_groups_comm
+
+  !> devmesh_cart_comm_periodic(mesh, periodic, comm [, ierr])
+  !> mesh as a Cartesian communicator over the caller's group of the
+  !> flattened view, dims in the view's order, dim i periodic when
+  !> periodic(i) (one per dim; size 0: none), no reordering; owned by
+  !> devmesh. Collective over that group the first time.
+  interface devmesh_cart_comm_periodic
+    module procedure cart_comm_periodic_f08, cart_comm_periodic_int
+  end interface devmesh_cart_comm_periodic
+
+  !> devmesh_all_groups_comm(mesh, dim, ranks, own, comm [, ierr])
+  !> Every group of dim (as devmesh_all_groups: ranks holds at least W
+  !> entries, groups in order of their smallest rank), own: the 0-based
+  !> number of the caller's group (ranks(own*n+1:(own+1)*n), n = size of
+  !> dim), comm: its communicator (devmesh_comm). Collective as devmesh_comm.
+  interface devmesh_all_groups_comm
+    module procedure all_groups_comm_f08, all_groups_comm_int
+  end interface devmesh_all_groups_comm
+
+  interface
+    integer(c_int) function c_cart_comm_periodic_f(m, ndims, periodic, comm) &
+        bind(C, name='devmesh_cart_comm_periodic_f')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: m
+      integer(c_int), value :: ndims
+      integer(c_int), intent(in) :: periodic(*)
+      integer(c_int), intent(inout) :: comm
+    end function c_cart_comm_periodic_f
+
+    integer(c_int) function c_neighbors(m, dim, periodic, distance, prev, next, parent_prev, parent_next) &
+        bind(C, name='devmesh_neighbors')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: m, dim
+      integer(c_int), value :: periodic, distance
+      integer(c_int), intent(inout) :: prev, next, parent_prev, parent_next
+    end function c_neighbors
+
+    integer(c_int) function c_all_groups_comm_f(m, dim, maxranks, ranks, own, comm) &
+        bind(C, name='devmesh_all_groups_comm_f')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: m, dim
+      integer(c_int), value :: maxranks
+      integer(c_int), intent(inout) :: ranks(*)
+      integer(c_int), intent(inout) :: own, comm
+    end function c_all_groups_comm_f
+  end interface
+
 contains
 
   ! ---- helpers ---------------------------------------------------------------
@@ -855,7 +904,8 @@ contains
     call finish(st, 'devmesh_flatten', ierr)
   end subroutine devmesh_flatten
 
-  !> Replaces dim by size(sizes) dims, split row-major.
+  !> Replaces dim by size(sizes) dims, split row-major; one size may be -1
+  !> (inferred: the dim's size over the product of the others).
   subroutine devmesh_unflatten(mesh, dim, sizes, names, out, ierr)
     type(devmesh_t), intent(in) :: mesh
     character(len=*), intent(in) :: dim
@@ -1515,5 +1565,112 @@ contains
                            int(dest, c_int), addr(recvbuf), int(recvcount, c_size_t), int(recvtype, c_int), &
                            int(source, c_int), stream_arg(stream)), 'devmesh_sendrecv', ierr)
   end subroutine devmesh_sendrecv
+
+  ! ---- Cartesian views, neighbours, groups with their communicator ----------
+
+  subroutine cart_comm_periodic_common(mesh, periodic, handle, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    logical, intent(in) :: periodic(:)
+    integer, intent(inout) :: handle
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: p(max(size(periodic), 1)), v, st
+    p = 0
+    where (periodic) p(1:size(periodic)) = 1
+    st = c_cart_comm_periodic_f(mesh%ptr, int(size(periodic), c_int), p, v)
+    if (st == DEVMESH_SUCCESS) handle = int(v)
+    call finish(st, 'devmesh_cart_comm_periodic', ierr)
+  end subroutine cart_comm_periodic_common
+
+  subroutine cart_comm_periodic_f08(mesh, periodic, comm, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    logical, intent(in) :: periodic(:)
+    type(MPI_Comm), intent(inout) :: comm
+    integer, intent(out), optional :: ierr
+    call cart_comm_periodic_common(mesh, periodic, comm%MPI_VAL, ierr)
+  end subroutine cart_comm_periodic_f08
+
+  subroutine cart_comm_periodic_int(mesh, periodic, comm, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    logical, intent(in) :: periodic(:)
+    integer, intent(inout) :: comm
+    integer, intent(out), optional :: ierr
+    call cart_comm_periodic_common(mesh, periodic, comm, ierr)
+  end subroutine cart_comm_periodic_int
+
+  !> devmesh_neighbors(mesh, dim, prev, next [, ierr] [, parent_prev=]
+  !>                   [, parent_next=] [, periodic=] [, distance=])
+  !> The caller's neighbours along dim (blank: the only dim), as
+  !> MPI_Cart_shift(distance) gives them (default 1, any sign): 0-based
+  !> local ranks k - distance (prev) and k + distance (next), wrapped when
+  !> periodic (default .false.), else MPI_PROC_NULL at an open edge; and
+  !> the same as parent ranks. Not collective.
+  subroutine devmesh_neighbors(mesh, dim, prev, next, ierr, parent_prev, parent_next, periodic, distance)
+    type(devmesh_t), intent(in) :: mesh
+    character(len=*), intent(in) :: dim
+    integer, intent(inout) :: prev, next
+    integer, intent(out), optional :: ierr
+    integer, intent(inout), optional :: parent_prev, parent_next
+    logical, intent(in), optional :: periodic
+    integer, intent(in), optional :: distance
+    type(c_strings), target :: cs
+    type(c_ptr) :: cdim
+    integer(c_int) :: per, dist, p, n, pp, pn, st
+    per = 0
+    if (present(periodic)) then
+      if (periodic) per = 1
+    end if
+    dist = 1
+    if (present(distance)) dist = int(distance, c_int)
+    call to_c_name(dim, cs, cdim)
+    st = c_neighbors(mesh%ptr, cdim, per, dist, p, n, pp, pn)
+    if (st == DEVMESH_SUCCESS) then
+      prev = int(p)
+      next = int(n)
+      if (present(parent_prev)) parent_prev = int(pp)
+      if (present(parent_next)) parent_next = int(pn)
+    end if
+    call finish(st, 'devmesh_neighbors', ierr)
+  end subroutine devmesh_neighbors
+
+  subroutine all_groups_comm_common(mesh, dim, ranks, own, handle, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    character(len=*), intent(in) :: dim
+    integer, intent(inout) :: ranks(:)
+    integer, intent(inout) :: own, handle
+    integer, intent(out), optional :: ierr
+    type(c_strings), target :: cs
+    type(c_ptr) :: cdim
+    integer(c_int), allocatable :: r(:)
+    integer(c_int) :: o, v, st
+    call to_c_name(dim, cs, cdim)
+    allocate(r(max(size(ranks), 1)))
+    r(1:size(ranks)) = int(ranks, c_int)
+    st = c_all_groups_comm_f(mesh%ptr, cdim, int(size(ranks), c_int), r, o, v)
+    if (st == DEVMESH_SUCCESS) then
+      ranks = int(r(1:size(ranks)))
+      own = int(o)
+      handle = int(v)
+    end if
+    call finish(st, 'devmesh_all_groups_comm', ierr)
+  end subroutine all_groups_comm_common
+
+  subroutine all_groups_comm_f08(mesh, dim, ranks, own, comm, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    character(len=*), intent(in) :: dim
+    integer, intent(inout) :: ranks(:)
+    integer, intent(inout) :: own
+    type(MPI_Comm), intent(inout) :: comm
+    integer, intent(out), optional :: ierr
+    call all_groups_comm_common(mesh, dim, ranks, own, comm%MPI_VAL, ierr)
+  end subroutine all_groups_comm_f08
+
+  subroutine all_groups_comm_int(mesh, dim, ranks, own, comm, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    character(len=*), intent(in) :: dim
+    integer, intent(inout) :: ranks(:)
+    integer, intent(inout) :: own, comm
+    integer, intent(out), optional :: ierr
+    call all_groups_comm_common(mesh, dim, ranks, own, comm, ierr)
+  end subroutine all_groups_comm_int
 
 end module devmesh

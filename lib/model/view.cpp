@@ -277,7 +277,33 @@ View View::unflatten(std::string_view dim, std::span<const index_t> sizes,
     if (find(root_->registry, names[i]))
       fail(Status::duplicate_name, "unflatten name " + quoted(names[i]) + " is a registered flattened name");
   }
-  std::vector<Layout> parts = split(dims_[at].layout, sizes);
+  // One size may be -1, inferred from the others as torch.reshape does.
+  // Invalid sizes are reported before a second -1, whatever their order.
+  std::vector<index_t> resolved(sizes.begin(), sizes.end());
+  for (index_t s : resolved)
+    if (s < 1 && s != -1)
+      fail(Status::invalid_argument, "unflatten size " + std::to_string(s) + " of " + quoted(dim) +
+                                         " must be at least 1 (or -1, inferred)");
+  std::size_t inferred = resolved.size();
+  index_t known = 1;
+  for (std::size_t i = 0; i < resolved.size(); ++i) {
+    if (resolved[i] != -1) {
+      if (__builtin_mul_overflow(known, resolved[i], &known))
+        fail(Status::shape_mismatch, "unflatten sizes of " + quoted(dim) + " overflow 63 bits");
+    } else if (inferred != resolved.size()) {
+      fail(Status::shape_mismatch, "unflatten of " + quoted(dim) + " has more than one size -1 (only one can be inferred)");
+    } else {
+      inferred = i;
+    }
+  }
+  if (inferred != resolved.size()) {
+    const index_t n = dims_[at].size();
+    if (n % known != 0)
+      fail(Status::shape_mismatch, "unflatten of " + quoted(dim) + " cannot infer the size -1: the other sizes multiply to " +
+                                       std::to_string(known) + ", which does not divide the dim size " + std::to_string(n));
+    resolved[inferred] = n / known;
+  }
+  std::vector<Layout> parts = split(dims_[at].layout, resolved);
   std::vector<Dim> out(dims_.begin(), dims_.begin() + static_cast<std::ptrdiff_t>(at));
   for (std::size_t i = 0; i < parts.size(); ++i) out.push_back({names[i], std::move(parts[i])});
   out.insert(out.end(), dims_.begin() + static_cast<std::ptrdiff_t>(at) + 1, dims_.end());
@@ -314,6 +340,21 @@ std::vector<std::vector<index_t>> View::all_groups(std::size_t dim) const {
   std::vector<std::vector<index_t>> out(static_cast<std::size_t>(count));
   for (index_t g = 0; g < count; ++g) out[static_cast<std::size_t>(g)] = group(dim, offset(rest, g));
   return out;
+}
+
+std::optional<index_t> View::shift(std::size_t dim, index_t x, index_t distance, bool periodic) const {
+  const Layout& l = dims_.at(dim).layout;
+  const index_t n = devmesh::size(l);
+  // distance is at most 64-bit: reduce it first so k + d cannot overflow.
+  index_t j = local_index(l, x);
+  if (periodic) {
+    j = (j + distance % n + n) % n;
+  } else {
+    if (distance >= n || distance <= -n) return std::nullopt;
+    j += distance;
+    if (j < 0 || j >= n) return std::nullopt;
+  }
+  return group_base(l, x) + offset(l, j);
 }
 
 std::string View::to_string() const {

@@ -146,7 +146,8 @@ void MeshState::release() noexcept {
   }
   cache_.clear();
   backends_.clear();
-  free_handed_out(cart_, cart_watch_.get());
+  for (auto& [key, c] : carts_) free_handed_out(c.comm, c.watch.get());
+  carts_.clear();
   if (alive) {
     if (root_comm_ != MPI_COMM_NULL) MPI_Comm_free(&root_comm_);
     if (root_group != MPI_GROUP_NULL) MPI_Group_free(&root_group);
@@ -321,22 +322,60 @@ Communicator& MeshState::upgraded(const Layout& layout, std::string_view dim, co
   return *e.upgraded.emplace(key, std::move(comm)).first->second;
 }
 
-MPI_Comm MeshState::cart() {
+MPI_Comm MeshState::cart() { return cart(root, {}); }
+
+MPI_Comm MeshState::cart(const View& view, const std::vector<int>& periods) {
   if (released_) throw Error(Status::invalid_argument, "the mesh was released by MPI_Finalize");
-  if (cart_ != MPI_COMM_NULL) {
-    if (cart_watch_ && cart_watch_->freed_by_program) freed_by_program("devmesh:cart");
-    return cart_;
+  // The key tells the grid apart from any other with the same members:
+  // each dim's coalesced modes (a size-1 dim has none), then the periods.
+  std::vector<int> per = periods;
+  if (per.empty()) per.assign(view.ndim(), 0);
+  std::vector<index_t> key;
+  Layout flat;
+  std::string joined;
+  for (const Dim& d : view.dims()) {
+    joined += (joined.empty() ? "" : "_") + d.name;
+    key.push_back(-1);
+    for (index_t k : key_of(d.layout)) key.push_back(k);
+    flat.modes.insert(flat.modes.end(), d.layout.modes.begin(), d.layout.modes.end());
+  }
+  key.push_back(-2);
+  for (int p : per) key.push_back(p ? 1 : 0);
+  if (auto it = carts_.find(key); it != carts_.end()) {
+    if (it->second.watch && it->second.watch->freed_by_program) freed_by_program(it->second.name);
+    return it->second.comm;
+  }
+  const bool plain_root = view.is_root() && std::none_of(per.begin(), per.end(), [](int p) { return p; });
+  std::string name = "devmesh:cart";
+  if (!plain_root) {
+    name += ":";
+    for (std::size_t i = 0; i < view.ndim(); ++i) name += (i ? "," : "") + view.dims()[i].name;
+    if (name.size() >= MPI_MAX_OBJECT_NAME) name.resize(MPI_MAX_OBJECT_NAME - 1);
   }
   std::vector<int> dims;
-  for (index_t n : root.root_shape()) dims.push_back(static_cast<int>(n));
-  std::vector<int> periods(dims.size(), 0);
+  for (const Dim& d : view.dims()) dims.push_back(static_cast<int>(d.size()));
+  // Cart rank k must be local rank k of the flattened layout: the root
+  // communicator is that when the layout is the identity (the root view in
+  // its own order), otherwise the flattened layout's own communicator.
+  const Layout whole = coalesce(flat);
+  const bool identity = size(flat) == root.root_size() &&
+                        (whole.modes.empty() || (whole.modes.size() == 1 && whole.modes[0].stride == 1));
+  MPI_Comm over = identity ? root_comm() : entry(flat, joined).comm;
   MPI_Comm c = MPI_COMM_NULL;
-  DEVMESH_MPI(MPI_Cart_create(root_comm(), static_cast<int>(dims.size()), dims.data(), periods.data(), 0, &c));
-  return_errors(c);
-  cart_watch_ = hand_out(c, "devmesh:cart");
-  cart_ = c;
+  DEVMESH_MPI(MPI_Cart_create(over, static_cast<int>(dims.size()), dims.data(), per.data(), 0, &c));
+  try {
+    return_errors(c);
+  } catch (...) {
+    MPI_Comm_free(&c);
+    throw;
+  }
+  std::unique_ptr<Watch> watch = hand_out(c, name);
+  CartEntry& e = carts_[std::move(key)];
+  e.comm = c;
+  e.name = std::move(name);
+  e.watch = std::move(watch);
   ++created;
-  return cart_;
+  return c;
 }
 
 }  // namespace detail
@@ -627,6 +666,18 @@ std::vector<std::vector<int>> Mesh::all_groups(std::string_view dim) const {
   for (const auto& g : view().all_groups(dim_of(dim))) out.push_back(narrow(g));
   return out;
 }
+Groups Mesh::all_groups_with_comm(std::string_view dim) const {
+  const std::size_t i = dim_of(dim);
+  const Dim& d = view().dims()[i];
+  Groups out;
+  out.ranks = all_groups(dim);
+  // Groups are in order of their smallest root index, which is the base of
+  // each (local rank 0).
+  const int first = static_cast<int>(view().parent_rank(group_base(d.layout, state_->index)));
+  while (out.own < out.ranks.size() && out.ranks[out.own][0] != first) ++out.own;
+  out.comm = comm(dim);
+  return out;
+}
 int Mesh::parent_rank() const { return state().parent_rank; }
 bool Mesh::same_root(const Mesh& other) const noexcept { return state_ && state_ == other.state_; }
 
@@ -724,10 +775,31 @@ void Mesh::create_comms(CommPath path) const {
   for (const Dim& d : v.dims()) s.upgraded(d.layout, d.name, detail::backend_of(s.options, d.name), true);
 }
 
-MPI_Comm Mesh::cart_comm() const {
-  state();
+MPI_Comm Mesh::cart_comm(std::vector<bool> periodic) const {
+  const View& v = view();
+  if (!periodic.empty() && periodic.size() != v.ndim())
+    throw Error(Status::invalid_argument, "cart_comm got " + std::to_string(periodic.size()) +
+                                              " periodic flags for a view of " + std::to_string(v.ndim()) +
+                                              " dims (give one periodic flag per dim, or none)");
+  std::vector<int> periods(periodic.begin(), periodic.end());
   std::lock_guard lock(state_->mutex);
-  return state_->cart();
+  return state_->cart(v, periods);
+}
+
+Neighbors Mesh::neighbors(std::string_view dim, bool periodic, int distance) const {
+  const std::size_t i = dim_of(dim);
+  const View& v = view();
+  const index_t x = state_->index;
+  const auto at = [&](index_t d, int& local, int& parent) {
+    if (const std::optional<index_t> y = v.shift(i, x, d, periodic)) {
+      local = static_cast<int>(v.local_rank(i, *y));
+      parent = static_cast<int>(v.parent_rank(*y));
+    }
+  };
+  Neighbors out;  // MPI_PROC_NULL unless found
+  at(-static_cast<index_t>(distance), out.prev, out.parent_prev);
+  at(static_cast<index_t>(distance), out.next, out.parent_next);
+  return out;
 }
 
 int Mesh::comm_count() const {

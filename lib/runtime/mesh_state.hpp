@@ -62,7 +62,13 @@ struct MeshState {
                          bool all_root_members = false);
   // Keeps a backend instance opened (and so checked) at creation.
   void add_backend(const BackendSpec& spec, std::unique_ptr<BackendInstance> instance);
+  // The root's Cartesian communicator, non-periodic (cart(root, {})).
   MPI_Comm cart();
+  // The Cartesian communicator of a view over the caller's group of its
+  // flattened layout, dims in the view's order, one period flag per dim;
+  // made the first time a (layout, periods) is asked for. Collective over
+  // that group then. Caller holds `mutex`.
+  MPI_Comm cart(const View& view, const std::vector<int>& periods);
   // The communicator of all root members in root-index order, created on
   // first use. Collective over all root members then. Caller holds `mutex`.
   MPI_Comm root_comm();
@@ -101,8 +107,13 @@ struct MeshState {
  private:
   std::map<std::vector<index_t>, Entry> cache_;
   std::map<std::string, std::unique_ptr<BackendInstance>, std::less<>> backends_;  // by BackendSpec::key
-  MPI_Comm cart_ = MPI_COMM_NULL;
-  std::unique_ptr<Watch> cart_watch_;
+  // Cartesian communicators by (dims' layouts, periods); see cart().
+  struct CartEntry {
+    MPI_Comm comm = MPI_COMM_NULL;
+    std::string name;
+    std::unique_ptr<Watch> watch;
+  };
+  std::map<std::vector<index_t>, CartEntry> carts_;
   MPI_Comm root_comm_ = MPI_COMM_NULL;
   // Error handler of handed-out communicators: the parent's (a reference
   // from MPI_Comm_get_errhandler, freed at release), or

@@ -1314,3 +1314,254 @@ BOOST_AUTO_TEST_CASE(random_op_chains_match_the_reference) {
   MPI_Allreduce(&errors_checked, &total_errors, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (n >= 3) BOOST_TEST(total_errors > 0);  // the chains did reach error paths
 }
+
+// ---- Cartesian views, neighbours, groups with their communicator ----------
+// Against a brute force of the (A, B) root grid: root index x = i*B + j is
+// world rank x; a view dim is a root dim (0: a, 1: b).
+
+namespace {
+
+struct Grid {
+  int A = 1, B = 1;
+  int coord(int x, int d) const { return d == 0 ? x / B : x % B; }
+  int extent(int d) const { return d == 0 ? A : B; }
+  // The members of x's group over the view dims `dims` (others fixed),
+  // ordered row-major by their coordinates on them.
+  std::vector<int> group(int x, const std::vector<int>& dims) const {
+    std::vector<std::pair<int, int>> keyed;
+    for (int y = 0; y < A * B; ++y) {
+      bool same = true;
+      for (int d = 0; d < 2; ++d)
+        if (std::find(dims.begin(), dims.end(), d) == dims.end() && coord(y, d) != coord(x, d)) same = false;
+      if (!same) continue;
+      int k = 0;
+      for (int d : dims) k = k * extent(d) + coord(y, d);
+      keyed.emplace_back(k, y);
+    }
+    std::sort(keyed.begin(), keyed.end());
+    std::vector<int> out;
+    for (const auto& [k, y] : keyed) out.push_back(y);
+    return out;
+  }
+};
+
+int wrap_or_null(int j, int n, bool periodic) {
+  if (periodic) return ((j % n) + n) % n;
+  return j < 0 || j >= n ? MPI_PROC_NULL : j;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(cart_comm_periodic_of_views) {
+  int shape[2] = {0, 0};
+  MPI_Dims_create(world_size(), 2, shape);
+  const Grid g{shape[0], shape[1]};
+  Names names{"a", "b"};
+  Owned m;
+  BOOST_REQUIRE_EQUAL(devmesh_create(MPI_COMM_WORLD, 2, shape, names.data(), m.out()), DEVMESH_SUCCESS);
+  Names ba{"b", "a"}, just_b{"b"};
+  Owned t, s;
+  BOOST_REQUIRE_EQUAL(devmesh_slice(m, 2, ba.data(), t.out()), DEVMESH_SUCCESS);
+  BOOST_REQUIRE_EQUAL(devmesh_slice(m, 1, just_b.data(), s.out()), DEVMESH_SUCCESS);
+  const std::vector<std::pair<devmesh_t, std::vector<int>>> views = {{m, {0, 1}}, {t, {1, 0}}, {s, {1}}};
+  const int me = world_rank();
+  for (const auto& [h, dims] : views) {
+    const int nd = static_cast<int>(dims.size());
+    for (const std::vector<int>& periodic : {std::vector<int>(dims.size(), 0), std::vector<int>(dims.size(), 1),
+                                              std::vector<int>{1, 0, 1}}) {
+      BOOST_TEST_CONTEXT("view dims " << dims.size() << " first " << dims[0] << " periodic " << periodic[0]) {
+        MPI_Comm cart = MPI_COMM_NULL;
+        BOOST_REQUIRE_EQUAL(devmesh_cart_comm_periodic(h, nd, periodic.data(), &cart), DEVMESH_SUCCESS);
+        MPI_Fint fcart = -1;
+        BOOST_TEST(devmesh_cart_comm_periodic_f(h, nd, periodic.data(), &fcart) == DEVMESH_SUCCESS);
+        BOOST_TEST(MPI_Comm_f2c(fcart) == cart);  // the same communicator again
+        const std::vector<int> group = g.group(me, dims);
+        BOOST_TEST(members(cart) == group);
+        std::vector<int> cd(dims.size()), cp(dims.size()), cc(dims.size());
+        MPI_Cart_get(cart, nd, cd.data(), cp.data(), cc.data());
+        for (std::size_t i = 0; i < dims.size(); ++i) {
+          BOOST_TEST(cd[i] == g.extent(dims[i]));
+          BOOST_TEST(cp[i] == periodic[i]);
+          BOOST_TEST(cc[i] == g.coord(me, dims[i]));
+        }
+        for (int r = 0; r < static_cast<int>(group.size()); ++r) {
+          std::vector<int> rc(dims.size());
+          MPI_Cart_coords(cart, r, nd, rc.data());
+          for (std::size_t i = 0; i < dims.size(); ++i)
+            BOOST_TEST(rc[i] == g.coord(group[static_cast<std::size_t>(r)], dims[i]));
+        }
+      }
+    }
+    // Non-periodic is devmesh_cart_comm of the view.
+    MPI_Comm plain = MPI_COMM_NULL, none = MPI_COMM_NULL;
+    BOOST_TEST(devmesh_cart_comm(h, &plain) == DEVMESH_SUCCESS);
+    BOOST_TEST(devmesh_cart_comm_periodic(h, 0, nullptr, &none) == DEVMESH_SUCCESS);
+    BOOST_TEST(plain == none);
+    int ndims = -1;
+    MPI_Cartdim_get(plain, &ndims);
+    BOOST_TEST(ndims == nd);
+  }
+  // Errors, alike everywhere, output untouched, nothing made.
+  int count = 0;
+  BOOST_TEST(devmesh_comm_count(m, &count) == DEVMESH_SUCCESS);
+  MPI_Comm out = MPI_COMM_SELF;
+  int one[] = {1};
+  expect_error_everywhere(devmesh_cart_comm_periodic(m, 1, one, &out), DEVMESH_ERR_INVALID_ARGUMENT,
+                          "one periodic flag per dim");
+  BOOST_TEST(out == MPI_COMM_SELF);
+  expect_error_everywhere(devmesh_cart_comm_periodic(m, 2, nullptr, &out), DEVMESH_ERR_INVALID_ARGUMENT, "periodic");
+  BOOST_TEST(out == MPI_COMM_SELF);
+  expect_error_everywhere(devmesh_cart_comm_periodic(m, 0, nullptr, nullptr), DEVMESH_ERR_INVALID_ARGUMENT, "comm");
+  MPI_Fint fout = -7;
+  expect_error_everywhere(devmesh_cart_comm_periodic_f(m, -1, one, &fout), DEVMESH_ERR_INVALID_ARGUMENT, "ndims");
+  BOOST_TEST(fout == -7);
+  int after = 0;
+  BOOST_TEST(devmesh_comm_count(m, &after) == DEVMESH_SUCCESS);
+  BOOST_TEST(after == count);
+}
+
+BOOST_AUTO_TEST_CASE(neighbors_match_cart_shift_and_brute_force) {
+  int shape[2] = {0, 0};
+  MPI_Dims_create(world_size(), 2, shape);
+  const Grid g{shape[0], shape[1]};
+  Names names{"a", "b"};
+  Owned m;
+  BOOST_REQUIRE_EQUAL(devmesh_create(MPI_COMM_WORLD, 2, shape, names.data(), m.out()), DEVMESH_SUCCESS);
+  const int me = world_rank();
+  for (int d = 0; d < 2; ++d) {
+    Names one{names.s[static_cast<std::size_t>(d)]};
+    Owned line;
+    BOOST_REQUIRE_EQUAL(devmesh_slice(m, 1, one.data(), line.out()), DEVMESH_SUCCESS);
+    const int n = g.extent(d), k = g.coord(me, d);
+    const std::vector<int> members_of_line = g.group(me, {d});
+    for (int periodic : {0, 1}) {
+      MPI_Comm cart = MPI_COMM_NULL;
+      BOOST_REQUIRE_EQUAL(devmesh_cart_comm_periodic(line, 1, &periodic, &cart), DEVMESH_SUCCESS);
+      for (int dist = -n - 2; dist <= n + 2; ++dist) {
+        BOOST_TEST_CONTEXT("dim " << one.s[0] << " periodic " << periodic << " distance " << dist) {
+          int prev = int_sentinel, next = int_sentinel, pprev = int_sentinel, pnext = int_sentinel;
+          BOOST_REQUIRE_EQUAL(devmesh_neighbors(m, one.s[0].c_str(), periodic, dist, &prev, &next, &pprev, &pnext),
+                              DEVMESH_SUCCESS);
+          int src = -2, dst = -2;
+          MPI_Cart_shift(cart, 0, dist, &src, &dst);
+          BOOST_TEST(prev == src);
+          BOOST_TEST(next == dst);
+          const int lp = wrap_or_null(k - dist, n, periodic), ln = wrap_or_null(k + dist, n, periodic);
+          BOOST_TEST(prev == lp);
+          BOOST_TEST(next == ln);
+          BOOST_TEST(pprev == (lp == MPI_PROC_NULL ? MPI_PROC_NULL : members_of_line[static_cast<std::size_t>(lp)]));
+          BOOST_TEST(pnext == (ln == MPI_PROC_NULL ? MPI_PROC_NULL : members_of_line[static_cast<std::size_t>(ln)]));
+          // NULL outputs are skipped.
+          int only = int_sentinel;
+          BOOST_TEST(devmesh_neighbors(m, one.s[0].c_str(), periodic, dist, nullptr, nullptr, nullptr, &only) ==
+                     DEVMESH_SUCCESS);
+          BOOST_TEST(only == pnext);
+        }
+      }
+    }
+  }
+  int prev = int_sentinel, next = int_sentinel;
+  expect_error_everywhere(devmesh_neighbors(m, "zz", 0, 1, &prev, &next, nullptr, nullptr), DEVMESH_ERR_UNKNOWN_DIM,
+                          "'zz'");
+  expect_error_everywhere(devmesh_neighbors(m, nullptr, 0, 1, &prev, &next, nullptr, nullptr),
+                          DEVMESH_ERR_INVALID_ARGUMENT, "dim name is needed");
+  expect_error_everywhere(devmesh_neighbors(nullptr, "a", 0, 1, &prev, &next, nullptr, nullptr),
+                          DEVMESH_ERR_INVALID_ARGUMENT, "NULL");
+  BOOST_TEST(prev == int_sentinel);
+  BOOST_TEST(next == int_sentinel);
+}
+
+BOOST_AUTO_TEST_CASE(all_groups_comm_brute_force) {
+  int shape[2] = {0, 0};
+  MPI_Dims_create(world_size(), 2, shape);
+  const Grid g{shape[0], shape[1]};
+  Names names{"a", "b"};
+  Owned m;
+  BOOST_REQUIRE_EQUAL(devmesh_create(MPI_COMM_WORLD, 2, shape, names.data(), m.out()), DEVMESH_SUCCESS);
+  const int W = world_size(), me = world_rank();
+  for (int d = 0; d < 2; ++d) {
+    const char* dim = names.p[static_cast<std::size_t>(d)];
+    // Brute force: groups in order of their smallest rank.
+    std::vector<int> expect;
+    for (int x = 0; x < W; ++x) {
+      const std::vector<int> grp = g.group(x, {d});
+      if (grp[0] == x) expect.insert(expect.end(), grp.begin(), grp.end());
+    }
+    const std::vector<int> mine = g.group(me, {d});
+    const int n = g.extent(d);
+    std::vector<int> ranks(static_cast<std::size_t>(W) + 1, int_sentinel);
+    int own = int_sentinel;
+    MPI_Comm c = MPI_COMM_NULL;
+    BOOST_REQUIRE_EQUAL(devmesh_all_groups_comm(m, dim, W + 1, ranks.data(), &own, &c), DEVMESH_SUCCESS);
+    BOOST_TEST(std::vector<int>(ranks.begin(), ranks.begin() + W) == expect);
+    BOOST_TEST(ranks[static_cast<std::size_t>(W)] == int_sentinel);  // past the result: untouched
+    BOOST_REQUIRE(own >= 0);
+    BOOST_REQUIRE(own < W / n);
+    BOOST_TEST(std::vector<int>(ranks.begin() + own * n, ranks.begin() + (own + 1) * n) == mine);
+    BOOST_TEST(members(c) == mine);
+    MPI_Comm direct = MPI_COMM_NULL;
+    BOOST_TEST(devmesh_comm(m, dim, &direct) == DEVMESH_SUCCESS);
+    BOOST_TEST(c == direct);
+    MPI_Fint fc = -1;
+    std::vector<int> again(static_cast<std::size_t>(W), int_sentinel);
+    BOOST_TEST(devmesh_all_groups_comm_f(m, dim, W, again.data(), nullptr, &fc) == DEVMESH_SUCCESS);
+    BOOST_TEST(MPI_Comm_f2c(fc) == c);
+    BOOST_TEST(again == expect);
+  }
+  // Errors: same status everywhere, outputs untouched, nothing made.
+  Owned fresh;
+  BOOST_REQUIRE_EQUAL(devmesh_create(MPI_COMM_WORLD, 2, shape, names.data(), fresh.out()), DEVMESH_SUCCESS);
+  int made = -1;  // none with MPI 4; the root communicator with MPI 3
+  BOOST_TEST(devmesh_comm_count(fresh, &made) == DEVMESH_SUCCESS);
+  std::vector<int> ranks(static_cast<std::size_t>(W), int_sentinel);
+  int own = int_sentinel;
+  MPI_Comm c = MPI_COMM_SELF;
+  expect_error_everywhere(devmesh_all_groups_comm(fresh, "a", W - 1, ranks.data(), &own, &c),
+                          DEVMESH_ERR_INVALID_ARGUMENT, "maxranks");
+  expect_error_everywhere(devmesh_all_groups_comm(fresh, "zz", W, ranks.data(), &own, &c), DEVMESH_ERR_UNKNOWN_DIM,
+                          "'zz'");
+  expect_error_everywhere(devmesh_all_groups_comm(fresh, "a", W, nullptr, &own, &c), DEVMESH_ERR_INVALID_ARGUMENT,
+                          "ranks");
+  expect_error_everywhere(devmesh_all_groups_comm(fresh, "a", W, ranks.data(), &own, nullptr),
+                          DEVMESH_ERR_INVALID_ARGUMENT, "comm");
+  BOOST_TEST(std::all_of(ranks.begin(), ranks.end(), [](int r) { return r == int_sentinel; }));
+  BOOST_TEST(own == int_sentinel);
+  BOOST_TEST(c == MPI_COMM_SELF);
+  int count = -1;
+  BOOST_TEST(devmesh_comm_count(fresh, &count) == DEVMESH_SUCCESS);
+  BOOST_TEST(count == made);
+}
+
+BOOST_AUTO_TEST_CASE(unflatten_with_an_inferred_size) {
+  const int W = world_size();
+  int shape[1] = {W};
+  Names names{"w"};
+  Owned m;
+  BOOST_REQUIRE_EQUAL(devmesh_create(MPI_COMM_WORLD, 1, shape, names.data(), m.out()), DEVMESH_SUCCESS);
+  Names uv{"u", "v"};
+  for (int f = 1; f <= W + 1; ++f) {
+    int sizes[] = {-1, f};
+    devmesh_t out = sentinel;
+    const int st = devmesh_unflatten(m, "w", 2, sizes, uv.data(), &out);
+    if (W % f != 0) {
+      expect_error_everywhere(st, DEVMESH_ERR_SHAPE_MISMATCH, "does not divide");
+      BOOST_TEST(out == sentinel);
+      continue;
+    }
+    BOOST_REQUIRE_EQUAL(st, DEVMESH_SUCCESS);
+    Owned u(out);
+    BOOST_TEST(size_of(u, "u") == W / f);
+    BOOST_TEST(size_of(u, "v") == f);
+    // Brute force: v is a run of f consecutive ranks.
+    std::vector<int> run(static_cast<std::size_t>(f));
+    std::iota(run.begin(), run.end(), world_rank() / f * f);
+    BOOST_TEST(group_of(u, "v") == run);
+  }
+  devmesh_t out = sentinel;
+  int two[] = {-1, -1};
+  expect_error_everywhere(devmesh_unflatten(m, "w", 2, two, uv.data(), &out), DEVMESH_ERR_SHAPE_MISMATCH,
+                          "more than one");
+  int neg[] = {-3, 1};
+  expect_error_everywhere(devmesh_unflatten(m, "w", 2, neg, uv.data(), &out), DEVMESH_ERR_INVALID_ARGUMENT, "-3");
+  BOOST_TEST(out == sentinel);
+}

@@ -26,6 +26,8 @@ HELPERS = {
     "devmesh_create_hosts_f": "devmesh_create_hosts",
     "devmesh_comm_f": "devmesh_comm",
     "devmesh_cart_comm_f": "devmesh_cart_comm",
+    "devmesh_cart_comm_periodic_f": "devmesh_cart_comm_periodic",
+    "devmesh_all_groups_comm_f": "devmesh_all_groups_comm",
 }
 
 with open(os.path.join(ROOT, "include", "devmesh", "devmesh.h"), encoding="utf-8") as f:

@@ -112,6 +112,20 @@ void expect_null_handle(devmesh_t m) {
   const char* bn = "untouched";
   expect_error(devmesh_dim_backend(m, "a", &bn), want, needle);
   BOOST_TEST(std::string(bn) == "untouched");
+  const int periodic[] = {1, 0};
+  expect_error(devmesh_cart_comm_periodic(m, 2, periodic, &c), want, needle);
+  BOOST_TEST(c == MPI_COMM_SELF);
+  expect_error(devmesh_cart_comm_periodic_f(m, 2, periodic, &f), want, needle);
+  BOOST_TEST(f == int_sentinel);
+  int prev = int_sentinel, next = int_sentinel, pprev = int_sentinel, pnext = int_sentinel;
+  expect_error(devmesh_neighbors(m, "a", 1, 1, &prev, &next, &pprev, &pnext), want, needle);
+  BOOST_TEST((prev == int_sentinel && next == int_sentinel && pprev == int_sentinel && pnext == int_sentinel));
+  int own = int_sentinel;
+  expect_error(devmesh_all_groups_comm(m, "a", 2, arr, &own, &c), want, needle);
+  expect_error(devmesh_all_groups_comm_f(m, "a", 2, arr, &own, &f), want, needle);
+  BOOST_TEST((arr[0] == int_sentinel && arr[1] == int_sentinel && own == int_sentinel));
+  BOOST_TEST(c == MPI_COMM_SELF);
+  BOOST_TEST(f == int_sentinel);
 }
 
 }  // namespace
@@ -255,10 +269,13 @@ BOOST_AUTO_TEST_CASE(unflatten_gaps) {
   devmesh_t m = make_abc();
   devmesh_t out = sentinel;
   Names xy{"x", "y"};
-  // Negative sizes: never inferred.
-  const int negative[] = {-1, -n};
+  // Negative sizes other than one -1 (inferred): refused.
+  const int negative[] = {-2, n};
   expect_error_everywhere(devmesh_unflatten(m, "a", 2, negative, xy.data(), &out), DEVMESH_ERR_INVALID_ARGUMENT,
-                          "size -1 at position 0");
+                          "size -2 at position 0");
+  const int two_inferred[] = {-1, -1};
+  expect_error_everywhere(devmesh_unflatten(m, "a", 2, two_inferred, xy.data(), &out), DEVMESH_ERR_SHAPE_MISMATCH,
+                          "more than one size -1");
   // A product past 63 bits is a mismatch.
   Names wxyz{"w", "x", "y", "z"};
   const int huge[] = {65536, 65536, 65536, 65536};

@@ -348,13 +348,15 @@ BOOST_AUTO_TEST_CASE(unflatten_mismatches) {
                   {"1 sizes", "2 names"});
   expect_op_error(m, [&] { return m.unflatten("a", {}, {}); }, Status::invalid_argument,
                   {"'a'", "at least one size"});
-  // Zero and negative sizes: unflatten never infers a size.
+  // Zero and negative sizes other than one -1 (inferred): refused.
   expect_op_error(m, [&] { return m.unflatten("a", {0, n}, {"x", "y"}); }, Status::invalid_argument,
                   {"size 0", "at least 1"});
   expect_op_error(m, [&] { return m.unflatten("a", {n, 0}, {"x", "y"}); }, Status::invalid_argument,
                   {"size 0", "at least 1"});
-  expect_op_error(m, [&] { return m.unflatten("a", {-1, -n}, {"x", "y"}); }, Status::invalid_argument,
-                  {"size -1", "at least 1"});
+  expect_op_error(m, [&] { return m.unflatten("a", {-2, n}, {"x", "y"}); }, Status::invalid_argument,
+                  {"size -2", "at least 1"});
+  expect_op_error(m, [&] { return m.unflatten("a", {-1, -1}, {"x", "y"}); }, Status::shape_mismatch,
+                  {"more than one size -1"});
 }
 
 BOOST_AUTO_TEST_CASE(unflatten_name_clashes) {

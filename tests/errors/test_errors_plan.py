@@ -81,8 +81,9 @@ def test_shapes_and_ranks():
 
 
 def test_unflatten():
-    expect_error(IA, "split size 0", *BASE, "--unflatten", "dp:0,2:x,y")
-    expect_error(IA, "split size -1", *BASE, "--unflatten", "dp:-1,-2:x,y")
+    expect_error(IA, "unflatten size 0", *BASE, "--unflatten", "dp:0,2:x,y")
+    expect_error(IA, "unflatten size -2", *BASE, "--unflatten", "dp:-1,-2:x,y")
+    expect_error(SM, "more than one size -1", *BASE, "--unflatten", "dp:-1,-1:x,y")
     expect_error(IA, "2 sizes but 1 names", *BASE, "--unflatten", "dp:2,1:x")
     expect_error(IA, "1 sizes but 2 names", *BASE, "--unflatten", "dp:2:x,y")
     expect_error(SM, "overflow", *BASE, "--unflatten", "dp:65536,65536,65536,65536:w,x,y,z")

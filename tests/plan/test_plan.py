@@ -638,10 +638,120 @@ def test_vectors():
     print(f"replayed {len(jobs)} steps of {len(cases)} reference cases")
 
 
+def ref_line(shape, in_dims, x):
+    """Brute force: the members of root index x's group along a dim made of
+    the root dims in_dims (flattened in that order), in local-rank order."""
+    def coords(y):
+        c = []
+        for n in reversed(shape):
+            c.append(y % n)
+            y //= n
+        return c[::-1]
+    world = 1
+    for n in shape:
+        world *= n
+    cx = coords(x)
+    keyed = []
+    for y in range(world):
+        cy = coords(y)
+        if all(cy[d] == cx[d] for d in range(len(shape)) if d not in in_dims):
+            k = 0
+            for d in in_dims:
+                k = k * shape[d] + cy[d]
+            keyed.append((k, y))
+    return [y for _, y in sorted(keyed)]
+
+
+def ref_neighbors(shape, in_dims, periodic, distance):
+    """Per root index: (local rank, prev, next, local prev, local next) as
+    MPI_Cart_shift defines them, None at an open edge."""
+    world = 1
+    for n in shape:
+        world *= n
+    out = {}
+    for x in range(world):
+        line = ref_line(shape, in_dims, x)
+        n, k = len(line), line.index(x)
+
+        def at(j):
+            if periodic:
+                j %= n
+            return None if j < 0 or j >= n else j
+        p, q = at(k - distance), at(k + distance)
+        out[x] = (k, None if p is None else line[p], None if q is None else line[q], p, q)
+    return out
+
+
+def test_neighbors():
+    shape = [2, 3, 2]
+    base = ["--shape", "2,3,2", "--names", "a,b,c"]
+    cases = [
+        ([], "b", [1], False, 1),
+        ([], "b:periodic", [1], True, 1),
+        ([], "b:open:2", [1], False, 2),
+        ([], "b:periodic:-4", [1], True, -4),
+        (["--slice", "c,a"], "a:periodic", [0], True, 1),
+        (["--slice", "c,a", "--flatten", "ca"], "ca:periodic:3", [2, 0], True, 3),
+        (["--slice", "c,a", "--flatten", "ca"], "ca:open:-1", [2, 0], False, -1),
+        (["--slice", "b,c", "--flatten", "bc", "--unflatten", "bc:-1,2:u,v"], "u:periodic", [1], True, 1),
+    ]
+    for ops, arg, in_dims, periodic, distance in cases:
+        ref = ref_neighbors(shape, in_dims, periodic, distance)
+        out = ok_json(*base, *ops, "--neighbors", arg)
+        if not out:
+            continue
+        nb = out.get("neighbors", {})
+        name = arg.split(":")[0]
+        check(nb.get("dim") == name and nb.get("periodic") == periodic and nb.get("distance") == distance,
+              f"--neighbors {arg}: header {[nb.get(k) for k in ('dim', 'periodic', 'distance')]}")
+        got = {r["rank"]: (r["local_rank"], r["prev"], r["next"], r["local_prev"], r["local_next"])
+               for r in nb.get("ranks", [])}
+        check(got == ref, f"{ops} --neighbors {arg}: {got} != {ref}")
+        check(list(out)[:2] == ["world", "dims"], f"--neighbors {arg}: the view is still printed")
+        # The text lists the same, one line per rank.
+        p = run(*base, *ops, "--neighbors", arg)
+        lines = [line.strip() for line in p.stdout.splitlines() if line.strip().startswith("rank ")]
+        want = []
+        for x, (k, prev, nxt, lp, ln) in sorted(ref.items()):
+            show = lambda r, l: "-" if r is None else f"{r} ({l})"
+            want.append(f"rank {x} ({k}): prev {show(prev, lp)}, next {show(nxt, ln)}")
+        check(p.returncode == 0 and lines == want, f"{ops} --neighbors {arg} text: {lines} != {want}")
+        # --rank: that rank's entry only.
+        one = ok_json(*base, *ops, "--neighbors", arg, "--rank", "5")
+        if one:
+            r = one["neighbors"]["ranks"]
+            check(len(r) == 1 and r[0]["rank"] == 5 and
+                  (r[0]["local_rank"], r[0]["prev"], r[0]["next"], r[0]["local_prev"], r[0]["local_next"]) == ref[5],
+                  f"{ops} --neighbors {arg} --rank 5: {r}")
+    ia, ud = "invalid_argument", "unknown_dim"
+    expect_error(ud, *base, "--neighbors", "zz")
+    expect_error(ud, *base, "--slice", "c,a", "--neighbors", "b")  # b is not in the final view
+    expect_error(ia, *base, "--neighbors", "b:cyclic")
+    expect_error(ia, *base, "--neighbors", "b:open:x")
+    expect_error(ia, *base, "--neighbors", "b:open:1:2")
+
+
+def test_unflatten_inferred():
+    # (4,2) dp,tp: dp split (2,2) row-major; -1 stands for 4 / 2. Groups by
+    # brute force from the root coordinates: dp index x // 2 = 2*s + r.
+    ref_s = [[x for x in range(8) if (x // 2) % 2 == r and x % 2 == t] for r in range(2) for t in range(2)]
+    ref_r = [[x for x in range(8) if (x // 2) // 2 == s and x % 2 == t] for s in range(2) for t in range(2)]
+    for sizes in ("-1,2", "2,-1"):
+        g = groups_of(ok_json("--shape", "4,2", "--names", "dp,tp", "--unflatten", f"dp:{sizes}:s,r"))
+        check(sorted(g.get("s", [])) == sorted(ref_s) and sorted(g.get("r", [])) == sorted(ref_r),
+              f"unflatten dp:{sizes}: {g}")
+    base = ["--shape", "4,2", "--names", "dp,tp"]
+    expect_error("shape_mismatch", *base, "--unflatten", "dp:-1,-1:a,b")
+    expect_error("shape_mismatch", *base, "--unflatten", "dp:-1,3:a,b")
+    expect_error("invalid_argument", *base, "--unflatten", "dp:-2,2:a,b")
+    expect_error("invalid_argument", *base, "--unflatten", "dp:0,-1:a,b")
+
+
 if __name__ == "__main__":
     start = time.monotonic()
     for test in (test_json_shape, test_worked_examples, test_rank_query, test_errors, test_text, test_hosts_text,
-                 test_hosts_json, test_svg, test_hosts_errors, test_help, test_vectors):
+                 test_hosts_json, test_svg, test_hosts_errors, test_help, test_vectors, test_neighbors,
+                 test_unflatten_inferred):
         before = len(failures)
         test()
         print(f"{test.__name__}: {'ok' if len(failures) == before else 'FAILED'}")

@@ -5,6 +5,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <random>
@@ -201,6 +202,28 @@ BOOST_AUTO_TEST_CASE(flatten) {
   expect_error([&] { v.slice(Names{"cp", "tp"}).flatten("x"); }, Status::duplicate_name, {"'x'", "(2,2):(4,1)"});
 }
 
+// SEMANTICS.md section 6: neighbours along a flattened, non-contiguous dim.
+BOOST_AUTO_TEST_CASE(shift_along_a_flattened_dim) {
+  const View v = make({2, 2, 2}, {"dp", "cp", "tp"}).slice(Names{"dp", "tp"}).flatten("dt");
+  // Groups [0,1,4,5] [2,3,6,7]: brute force by position in the group.
+  const std::vector<std::vector<index_t>> groups = {{0, 1, 4, 5}, {2, 3, 6, 7}};
+  for (const auto& g : groups)
+    for (index_t k = 0; k < 4; ++k)
+      for (index_t d = -9; d <= 9; ++d)
+        for (bool periodic : {false, true}) {
+          const index_t j = periodic ? ((k + d) % 4 + 4) % 4 : k + d;
+          const std::optional<index_t> want =
+              j >= 0 && j < 4 ? std::optional<index_t>(g[static_cast<std::size_t>(j)]) : std::nullopt;
+          BOOST_TEST((v.shift(0, g[static_cast<std::size_t>(k)], d, periodic) == want),
+                     "x " << g[static_cast<std::size_t>(k)] << " d " << d << " periodic " << periodic);
+        }
+  // Huge distances neither overflow nor wrap wrongly.
+  const index_t big = std::numeric_limits<index_t>::max();
+  BOOST_TEST(!v.shift(0, 1, big, false).has_value());
+  BOOST_TEST(!v.shift(0, 1, -big, false).has_value());
+  BOOST_TEST((v.shift(0, 1, big, true) == std::optional<index_t>(groups[0][static_cast<std::size_t>((1 + big % 4) % 4)])));
+}
+
 BOOST_AUTO_TEST_CASE(unflatten) {
   const View v = make({4, 3, 2}, {"dp", "cp", "tp"});
   expect_error([&] { v.unflatten("zz", Sizes{4}, Names{"a"}); }, Status::unknown_dim, {"'zz'"});
@@ -208,6 +231,10 @@ BOOST_AUTO_TEST_CASE(unflatten) {
   expect_error([&] { v.unflatten("dp", Sizes{2, 2}, Names{"a"}); }, Status::invalid_argument, {"2 sizes", "1 names"});
   expect_error([&] { v.unflatten("dp", Sizes{4, 0}, Names{"a", "b"}); }, Status::invalid_argument, {"0"});
   expect_error([&] { v.unflatten("dp", Sizes{-2, -2}, Names{"a", "b"}); }, Status::invalid_argument, {"-2"});
+  expect_error([&] { v.unflatten("dp", Sizes{-1, -1}, Names{"a", "b"}); }, Status::shape_mismatch, {"more than one"});
+  expect_error([&] { v.unflatten("dp", Sizes{-1, 0, -1}, Names{"a", "b", "c"}); }, Status::invalid_argument, {"0"});
+  expect_error([&] { v.unflatten("dp", Sizes{3, -1}, Names{"a", "b"}); }, Status::shape_mismatch, {"3", "4"});
+  BOOST_TEST((v.unflatten("dp", Sizes{-1, 2}, Names{"a", "b"}).shape() == v.unflatten("dp", Sizes{2, 2}, Names{"a", "b"}).shape()));
   expect_error([&] { v.unflatten("dp", Sizes{2, 2}, Names{"a", ""}); }, Status::invalid_argument, {"empty"});
   expect_error([&] { v.unflatten("dp", Sizes{2, 2}, Names{"a", "a"}); }, Status::duplicate_name, {"'a'"});
   expect_error([&] { v.unflatten("dp", Sizes{2, 2}, Names{"a", "cp"}); }, Status::duplicate_name, {"'cp'"});
@@ -332,8 +359,9 @@ Outcome ref_flatten(RefRoot& root, const RefView& v, std::optional<std::string> 
   return {Status::success, {{flat}, false}};
 }
 
-Outcome ref_unflatten(const RefRoot& root, const RefView& v, const std::string& dim, const Sizes& sizes,
+Outcome ref_unflatten(const RefRoot& root, const RefView& v, const std::string& dim, const Sizes& given_sizes,
                       const Names& names) {
+  Sizes sizes = given_sizes;
   std::size_t at = 0;
   while (at < v.dims.size() && v.dims[at].name != dim) ++at;
   if (at == v.dims.size()) return fail(Status::unknown_dim);
@@ -348,9 +376,18 @@ Outcome ref_unflatten(const RefRoot& root, const RefView& v, const std::string& 
     if (find(root.registry, names[i])) return fail(Status::duplicate_name);
   }
   for (index_t s : sizes)
-    if (s < 1) return fail(Status::invalid_argument);
+    if (s < 1 && s != -1) return fail(Status::invalid_argument);
   const std::vector<index_t>& f = v.dims[at].offs;
   const index_t n = static_cast<index_t>(f.size());
+  // -1: the dim size over the product of the others, if that divides.
+  if (std::count(sizes.begin(), sizes.end(), -1) > 1) return fail(Status::shape_mismatch);
+  if (auto it = std::find(sizes.begin(), sizes.end(), -1); it != sizes.end()) {
+    index_t others = 1;
+    for (index_t s : sizes)
+      if (s != -1) others *= s;
+    if (n % others != 0) return fail(Status::shape_mismatch);
+    *it = n / others;
+  }
   std::vector<index_t> suffix(sizes.size() + 1, 1);
   for (std::size_t i = sizes.size(); i-- > 0;) suffix[i] = suffix[i + 1] * sizes[i];
   if (suffix[0] != n) return fail(Status::shape_mismatch);
@@ -474,6 +511,9 @@ Sizes random_sizes(std::mt19937& rng, index_t n) {
   if (out.empty() || pick(rng, 0, 5) == 0) out.insert(out.begin() + pick(rng, 0, static_cast<index_t>(out.size())), 1);
   std::shuffle(out.begin(), out.end(), rng);
   if (pick(rng, 0, 12) == 0) out.back() += 1;
+  // A size left to be inferred, now and then two (refused).
+  if (pick(rng, 0, 4) == 0) out[static_cast<std::size_t>(pick(rng, 0, static_cast<index_t>(out.size()) - 1))] = -1;
+  if (pick(rng, 0, 20) == 0) out.push_back(-1);
   return out;
 }
 

@@ -7,7 +7,8 @@
 // --concatenate in command-line order, then prints the final view (text or --json), or one
 // parent rank's coordinate and groups (--rank R). --ranks-per-host K adds
 // hosts (blocks of K consecutive parent ranks) and each dim's placement on
-// them; --svg FILE also draws the mesh. Exit status 0 on success; 2 on any
+// them; --neighbors DIM[:periodic] lists each rank's previous and next
+// rank along DIM; --svg FILE also draws the mesh. Exit status 0 on success; 2 on any
 // error, with a one-line message on stderr and, with --json,
 // {"error": "<status name>", "message": "..."} on stdout. On an error
 // nothing is written to stdout (but that JSON) nor to the SVG file.
@@ -70,6 +71,72 @@ View unflatten(const View& view, std::string_view arg) {
                         split(fields[2], ','));
 }
 
+// --neighbors DIM[:periodic|open[:DISTANCE]]: each member's previous and
+// next member along DIM at DISTANCE (default 1), as MPI_Cart_shift gives
+// them; "-" (JSON null) at an open edge.
+struct NeighborQuery {
+  std::size_t dim = 0;
+  std::string name;
+  bool periodic = false;
+  index_t distance = 1;
+};
+
+NeighborQuery neighbor_query(const View& view, std::string_view arg) {
+  const std::vector<std::string> fields = split(arg, ':');
+  if (fields.size() > 3 || (fields.size() >= 2 && fields[1] != "periodic" && fields[1] != "open"))
+    throw Error(Status::invalid_argument,
+                "--neighbors '" + std::string(arg) + "' is not DIM[:periodic|open[:DISTANCE]]");
+  NeighborQuery q;
+  q.dim = view.dim_index(fields[0]);
+  q.name = fields[0];
+  q.periodic = fields.size() >= 2 && fields[1] == "periodic";
+  if (fields.size() == 3) q.distance = parse_index(fields[2], "--neighbors distance");
+  return q;
+}
+
+// The members listed: the one --rank names, else every member by root index.
+std::vector<index_t> neighbor_members(const View& view, const std::optional<devmesh::plan::Member>& member) {
+  if (member) return {member->index};
+  if (view.root_size() > devmesh::plan::max_drawn_ranks)
+    throw Error(Status::invalid_argument,
+                "--neighbors lists every rank only up to " + std::to_string(devmesh::plan::max_drawn_ranks) +
+                    " ranks; this mesh has " + std::to_string(view.root_size()) + " (use --rank R)");
+  std::vector<index_t> out;
+  for (index_t x = 0; x < view.root_size(); ++x) out.push_back(x);
+  return out;
+}
+
+void neighbors_text(std::ostream& os, const View& view, const NeighborQuery& q, const std::vector<index_t>& xs) {
+  os << "neighbors along " << q.name << " (" << (q.periodic ? "periodic" : "open") << ", distance " << q.distance
+     << "): parent rank (local rank)\n";
+  const auto show = [&](const std::optional<index_t>& y) {
+    if (!y) return std::string("-");
+    return std::to_string(view.parent_rank(*y)) + " (" + std::to_string(view.local_rank(q.dim, *y)) + ")";
+  };
+  for (index_t x : xs)
+    os << "  rank " << view.parent_rank(x) << " (" << view.local_rank(q.dim, x) << "): prev "
+       << show(view.shift(q.dim, x, -q.distance, q.periodic)) << ", next "
+       << show(view.shift(q.dim, x, q.distance, q.periodic)) << '\n';
+}
+
+nlohmann::ordered_json neighbors_json(const View& view, const NeighborQuery& q, const std::vector<index_t>& xs) {
+  nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
+  const auto rank_of = [&](const std::optional<index_t>& y) {
+    return y ? nlohmann::ordered_json(view.parent_rank(*y)) : nlohmann::ordered_json(nullptr);
+  };
+  const auto local_of = [&](const std::optional<index_t>& y) {
+    return y ? nlohmann::ordered_json(view.local_rank(q.dim, *y)) : nlohmann::ordered_json(nullptr);
+  };
+  for (index_t x : xs) {
+    const auto prev = view.shift(q.dim, x, -q.distance, q.periodic);
+    const auto next = view.shift(q.dim, x, q.distance, q.periodic);
+    ranks.push_back({{"rank", view.parent_rank(x)}, {"local_rank", view.local_rank(q.dim, x)},
+                     {"prev", rank_of(prev)}, {"next", rank_of(next)},
+                     {"local_prev", local_of(prev)}, {"local_next", local_of(next)}});
+  }
+  return {{"dim", q.name}, {"periodic", q.periodic}, {"distance", q.distance}, {"ranks", ranks}};
+}
+
 int fail(bool json, Status status, std::string message, std::ostream& to_stdout, std::ostream& to_stderr) {
   for (char& c : message)
     if (c == '\n' || c == '\r') c = ' ';
@@ -91,7 +158,7 @@ int run_plan(int argc, char** argv, std::ostream& to_stdout, std::ostream& to_st
   for (int i = 1; i < argc; ++i) json = json || std::string_view(argv[i]) == "--json";
 
   CLI::App app{"Plan a device mesh: print its rank groups without MPI."};
-  std::string shape, names, ranks, world, rank, ranks_per_host, svg_file, color_by;
+  std::string shape, names, ranks, world, rank, ranks_per_host, svg_file, color_by, neighbors;
   std::vector<std::string> slices, flattens, unflattens;
   int roots = 0, pushes = 0, concatenates = 0;
   app.add_option("--shape", shape, "dim sizes, e.g. 2,2,2 (0 = choose, needs --world or --ranks)")
@@ -125,6 +192,11 @@ int run_plan(int argc, char** argv, std::ostream& to_stdout, std::ostream& to_st
   CLI::Option* color_opt = app.add_option("--color-by", color_by, "with --svg: colour ranks by their group along DIM (default: last dim)")
       ->type_name("DIM")
       ->needs(svg_opt);
+  CLI::Option* neighbors_opt =
+      app.add_option("--neighbors", neighbors,
+                     "DIM[:periodic|open[:DISTANCE]]: each rank's previous and next rank along DIM of the "
+                     "final view (as MPI_Cart_shift; default open, distance 1)")
+          ->type_name("DIM");
   app.add_flag("--json", json, "print JSON");
   app.footer(
       "--slice, --flatten, --unflatten, --root, --push and --concatenate apply in\n"
@@ -210,6 +282,13 @@ int run_plan(int argc, char** argv, std::ostream& to_stdout, std::ostream& to_st
       member = devmesh::plan::Member{r, *x};
     }
 
+    std::optional<NeighborQuery> query;
+    std::vector<index_t> neighbor_xs;
+    if (neighbors_opt->count() > 0) {
+      query = neighbor_query(view, neighbors);
+      neighbor_xs = neighbor_members(view, member);
+    }
+
     // Everything that can fail runs before the first byte goes out.
     const bool svg_to_stdout = svg_file == "-";
     if (svg_to_stdout && json)
@@ -227,10 +306,13 @@ int run_plan(int argc, char** argv, std::ostream& to_stdout, std::ostream& to_st
     }
     std::string out;
     if (json) {
-      out = devmesh::plan::to_json(view, member, hosts).dump() + '\n';
+      nlohmann::ordered_json j = devmesh::plan::to_json(view, member, hosts);
+      if (query) j["neighbors"] = neighbors_json(view, *query, neighbor_xs);
+      out = j.dump() + '\n';
     } else if (!svg_to_stdout) {
       std::ostringstream text;
       devmesh::plan::print_text(text, view, member, hosts);
+      if (query) neighbors_text(text, view, *query, neighbor_xs);
       out = text.str();
     }
     if (!svg_file.empty() && !svg_to_stdout) {
