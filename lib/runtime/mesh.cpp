@@ -567,8 +567,8 @@ Mesh create_root(MPI_Comm parent, std::vector<int> shape, std::vector<std::strin
 
 namespace detail {
 
-void join_failed_creation(MPI_Comm parent, const Error& local) {
-  Validated v = validate(parent);
+void join_failed_creation(MPI_Comm parent, const Error& local, bool sessions) {
+  Validated v = validate(parent, sessions);
   const auto fields = creation_fields({}, {}, nullptr, {}, v, local.status());
   detail::agree(parent, "mesh creation", fields, local.status(), local.what(), roots_made.load());
   throw local;  // not reached: the agreement fails on every rank
@@ -953,10 +953,12 @@ Mesh Mesh::adopt(MPI_Comm comm, std::string_view name, const MeshOptions& option
 
 // --- MPI Sessions (Mesh::create_from_group) ----------------------------------
 
-Mesh Mesh::create_from_group(MPI_Group group, std::string_view tag, std::vector<int> shape,
-                             std::vector<std::string> names, const MeshOptions& options) {
+namespace detail {
+
+Mesh create_from_group(MPI_Group group, std::string_view tag, std::vector<int> shape, std::vector<std::string> names,
+                       const MeshOptions& options, const Error* c_local) {
 #if MPI_VERSION < 4
-  (void)group, (void)tag, (void)shape, (void)names, (void)options;
+  (void)group, (void)tag, (void)shape, (void)names, (void)options, (void)c_local;
   throw Error(Status::unsupported, "a mesh from an MPI_Group needs MPI 4 (MPI_Comm_create_from_group); this MPI is " +
                                        std::to_string(MPI_VERSION) + "." + std::to_string(MPI_SUBVERSION));
 #else
@@ -967,11 +969,12 @@ Mesh Mesh::create_from_group(MPI_Group group, std::string_view tag, std::vector<
     throw Error(Status::invalid_argument, "the caller is not a member of the group (only members call)");
   const std::string t(tag);
   MPI_Comm comm = MPI_COMM_NULL;
-  detail::check_mpi(MPI_Comm_create_from_group(group, t.c_str(), MPI_INFO_NULL, MPI_ERRORS_RETURN, &comm),
-                    "MPI_Comm_create_from_group");
+  check_mpi(MPI_Comm_create_from_group(group, t.c_str(), MPI_INFO_NULL, MPI_ERRORS_RETURN, &comm),
+            "MPI_Comm_create_from_group");
   Mesh mesh;
   try {
-    mesh = create_root(comm, std::move(shape), std::move(names), nullptr, options, detail::MeshAccess::make, true);
+    if (c_local) join_failed_creation(comm, *c_local, true);
+    mesh = create_root(comm, std::move(shape), std::move(names), nullptr, options, MeshAccess::make, true);
   } catch (...) {
     MPI_Comm_free(&comm);
     throw;
@@ -982,12 +985,19 @@ Mesh Mesh::create_from_group(MPI_Group group, std::string_view tag, std::vector<
     // communicator from groups).
     MPI_Comm_free(&comm);
   } else {
-    MeshState& state = *detail::MeshAccess::state(mesh);
+    MeshState& state = *MeshAccess::state(mesh);
     std::lock_guard lock(state.mutex);
     state.adopt_root(comm);
   }
   return mesh;
 #endif
+}
+
+}  // namespace detail
+
+Mesh Mesh::create_from_group(MPI_Group group, std::string_view tag, std::vector<int> shape,
+                             std::vector<std::string> names, const MeshOptions& options) {
+  return detail::create_from_group(group, tag, std::move(shape), std::move(names), options, nullptr);
 }
 
 }  // namespace devmesh

@@ -126,7 +126,9 @@ std::vector<BackendSpec> backends_named(const MeshOptions& options);
 // with Mesh::create, for a rank whose arguments the C API already found
 // wrong (`local`): every rank then fails alike. Collective over parent.
 // Always throws.
-[[noreturn]] void join_failed_creation(MPI_Comm parent, const Error& local);
+// sessions: parent is from MPI_Comm_create_from_group (MPI_Init may not
+// have run).
+[[noreturn]] void join_failed_creation(MPI_Comm parent, const Error& local, bool sessions = false);
 
 // Mesh::adopt, for the C API too: `c_local`, when not null, is what the C
 // API already found wrong on this rank; the rank then takes part in the
@@ -134,5 +136,10 @@ std::vector<BackendSpec> backends_named(const MeshOptions& options);
 // parent.
 Mesh adopt_comms(MPI_Comm parent, const std::vector<MPI_Comm>& comms, const std::vector<std::string>& names,
                  const MeshOptions& options, const Error* c_local);
+// Mesh::create_from_group, for the C API too (`c_local` as for
+// adopt_comms: the rank joins the creation over the group's communicator
+// and fails with the others). Collective over the group's members.
+Mesh create_from_group(MPI_Group group, std::string_view tag, std::vector<int> shape, std::vector<std::string> names,
+                       const MeshOptions& options, const Error* c_local);
 
 }  // namespace devmesh::detail
