@@ -415,14 +415,10 @@ std::vector<detail::Field> creation_fields(const std::vector<int>& shape, const 
 }
 
 // What does not depend on the arguments: MPI usable, the parent valid.
-// sessions: the parent comes from MPI_Comm_create_from_group, MPI_Init may
-// never have run.
-Validated validate(MPI_Comm parent, bool sessions = false) {
-  int initialized = 0;
-  MPI_Initialized(&initialized);
-  if ((!initialized && !sessions) || !detail::mpi_alive())
-    throw Error(Status::invalid_argument, "MPI is not initialized (or already finalized)");
-  if (parent == MPI_COMM_NULL) throw Error(Status::invalid_argument, "the parent communicator is MPI_COMM_NULL");
+// Under the Sessions model (MPI 4, no MPI_Init) the parent is a
+// communicator made from a session's group: see check_parent_usable.
+Validated validate(MPI_Comm parent) {
+  detail::check_parent_usable(parent);
   Validated v;
   DEVMESH_MPI(MPI_Comm_size(parent, &v.world));
   DEVMESH_MPI(MPI_Comm_rank(parent, &v.me));
@@ -538,8 +534,8 @@ std::uint64_t fields_digest(const std::vector<detail::Field>& fields) {
 
 Mesh create_root(MPI_Comm parent, std::vector<int> shape, std::vector<std::string> names,
                  const std::vector<int>* ranks, const MeshOptions& options,
-                 Mesh (*wrap)(View, std::shared_ptr<MeshState>), bool sessions = false) {
-  Validated v = validate(parent, sessions);
+                 Mesh (*wrap)(View, std::shared_ptr<MeshState>)) {
+  Validated v = validate(parent);
   std::string message;
   const Status local = check_locally(v, shape, names, ranks, options, message);
   const auto fields = creation_fields(shape, names, ranks, options, v, Status::success);
@@ -567,8 +563,8 @@ Mesh create_root(MPI_Comm parent, std::vector<int> shape, std::vector<std::strin
 
 namespace detail {
 
-void join_failed_creation(MPI_Comm parent, const Error& local, bool sessions) {
-  Validated v = validate(parent, sessions);
+void join_failed_creation(MPI_Comm parent, const Error& local) {
+  Validated v = validate(parent);
   const auto fields = creation_fields({}, {}, nullptr, {}, v, local.status());
   detail::agree(parent, "mesh creation", fields, local.status(), local.what(), roots_made.load());
   throw local;  // not reached: the agreement fails on every rank
@@ -973,8 +969,8 @@ Mesh create_from_group(MPI_Group group, std::string_view tag, std::vector<int> s
             "MPI_Comm_create_from_group");
   Mesh mesh;
   try {
-    if (c_local) join_failed_creation(comm, *c_local, true);
-    mesh = create_root(comm, std::move(shape), std::move(names), nullptr, options, MeshAccess::make, true);
+    if (c_local) join_failed_creation(comm, *c_local);
+    mesh = create_root(comm, std::move(shape), std::move(names), nullptr, options, MeshAccess::make);
   } catch (...) {
     MPI_Comm_free(&comm);
     throw;

@@ -126,9 +126,7 @@ std::vector<BackendSpec> backends_named(const MeshOptions& options);
 // with Mesh::create, for a rank whose arguments the C API already found
 // wrong (`local`): every rank then fails alike. Collective over parent.
 // Always throws.
-// sessions: parent is from MPI_Comm_create_from_group (MPI_Init may not
-// have run).
-[[noreturn]] void join_failed_creation(MPI_Comm parent, const Error& local, bool sessions = false);
+[[noreturn]] void join_failed_creation(MPI_Comm parent, const Error& local);
 
 // Mesh::adopt, for the C API too: `c_local`, when not null, is what the C
 // API already found wrong on this rank; the rank then takes part in the

@@ -117,6 +117,26 @@ int main() {
       check_mesh(group, {4, 2}, {"dp", "tp"}, "devmesh-test:2d");
     }
     if (n == 4) check_mesh(group, {2, 2}, {"dp", "tp"}, "devmesh-test:2d");
+    // Under Sessions the other creations work over a communicator from the
+    // group: Mesh::create, and Mesh::adopt of splits of it.
+    {
+      Mesh c = Mesh::create(own, {n}, {"x"});
+      CHECK(members_in(c.comm(), group) == brute_group({n}, me, 0));
+      const int b = n % 2 == 0 ? 2 : 1;
+      MPI_Comm dp, tp;
+      MPI_Comm_split(own, me % b, me, &dp);
+      MPI_Comm_split(own, me / b, me, &tp);
+      {
+        Mesh a = Mesh::adopt(own, {dp, tp}, {"dp", "tp"});
+        CHECK(a.group("dp") == brute_group({n / b, b}, me, 0));
+        CHECK(a.comm("dp") == dp);
+        CHECK(members_in(a.flatten("all").comm(), group) == brute_group({n}, me, 0));
+      }
+      int size = 0;
+      CHECK(MPI_Comm_size(tp, &size) == MPI_SUCCESS && size == b);
+      MPI_Comm_free(&dp);
+      MPI_Comm_free(&tp);
+    }
     // A bad shape: the same error on every rank, nothing left behind.
     const long live = comm_counter::live();
     int status = 0;
