@@ -23,6 +23,8 @@
 // the NCCL backend's set-up is bounded by its timeout option, see
 // docs/ERRORS.md "Waits: which are bounded"):
 //   create            collective over the parent communicator
+//   adopt             collective over the parent communicator
+//   create_from_group collective over the group's members
 //   slice/flatten/unflatten/root, every query      not collective
 //   comm(dim), communicator(dim)   collective over the caller's group along
 //                     dim the first time that layout is asked for on the
@@ -199,6 +201,8 @@ class DEVMESH_API Mesh {
   // the name of the dim that first asked for the layout) and has the error
   // handler options.comm_errors says. Do not MPI_Comm_free it: a later
   // comm() of that layout then throws Error(invalid_argument) saying so.
+  // (A layout of an adopted dim, see adopt(): the program's communicator
+  // itself, unnamed, unwatched, its error handler left alone.)
   MPI_Comm comm(std::string_view dim = {}) const;
   // The dim's communicator in its backend (options.backend or the dim's
   // override), for the collectives of backend.hpp.
