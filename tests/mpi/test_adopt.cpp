@@ -193,9 +193,9 @@ BOOST_AUTO_TEST_CASE(errors_same_everywhere) {
   Mesh out;
   fails_alike([&] { out = Mesh::adopt(MPI_COMM_WORLD, {s.dp, s.tp}, {"dp"}); }, Status::invalid_argument,
               "2 communicators but 1 dim names");
-  fails_alike([&] { out = Mesh::adopt(MPI_COMM_WORLD, {s.dp, s.tp}, {"dp", r == 0 ? "tp" : "t"}); },
-              n > 1 ? Status::inconsistent : Status::success, n > 1 ? "dim names" : "");
-  out = Mesh();
+  if (n > 1)
+    fails_alike([&] { out = Mesh::adopt(MPI_COMM_WORLD, {s.dp, s.tp}, {"dp", r == 0 ? "tp" : "t"}); },
+                Status::inconsistent, "dim names");
   fails_alike([&] { out = Mesh::adopt(MPI_COMM_WORLD, {s.dp, r == 0 ? MPI_COMM_NULL : s.tp}, {"dp", "tp"}); },
               Status::invalid_argument, "MPI_COMM_NULL");
   MeshOptions host_aware;
@@ -206,10 +206,9 @@ BOOST_AUTO_TEST_CASE(errors_same_everywhere) {
               "dp");
   if (n > 1) {
     // One comm that is not all of the parent's members.
-    fails_alike([&] { out = Mesh::adopt(MPI_COMM_WORLD, {s.tp}, {"x"}); }, s.b == n ? Status::success
-                                                                                    : Status::invalid_argument,
-                s.b == n ? "" : "multiply to");
-    out = Mesh();
+    if (s.b != n)
+      fails_alike([&] { out = Mesh::adopt(MPI_COMM_WORLD, {s.tp}, {"x"}); }, Status::invalid_argument,
+                  "multiply to");
     // Sizes that differ between ranks.
     if (n >= 3) {
       MPI_Comm uneven;
