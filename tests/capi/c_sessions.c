@@ -69,6 +69,15 @@ int main(void) {
   MPI_Allreduce(&rc, &lo, 1, MPI_INT, MPI_MIN, own);
   MPI_Allreduce(&rc, &hi, 1, MPI_INT, MPI_MAX, own);
   CHECK(lo == hi, "statuses differ between ranks");
+  /* A problem only the C layer sees, on rank 0 only (names NULL): every
+   * rank fails alike instead of waiting. */
+  const int fits[] = {n};
+  rc = devmesh_create_from_group(group, "c-sessions-c", 1, fits, me == 0 ? NULL : names, NULL, &out);
+  CHECK(rc == (n > 1 ? DEVMESH_ERR_INCONSISTENT : DEVMESH_ERR_INVALID_ARGUMENT) && out == sentinel,
+        "names NULL on rank 0: %d", rc);
+  MPI_Allreduce(&rc, &lo, 1, MPI_INT, MPI_MIN, own);
+  MPI_Allreduce(&rc, &hi, 1, MPI_INT, MPI_MAX, own);
+  CHECK(lo == hi, "statuses differ between ranks (names NULL on rank 0)");
   MPI_Allreduce(&failures, &worst, 1, MPI_INT, MPI_MAX, own);
   MPI_Comm_free(&own);
   MPI_Group_free(&group);
