@@ -857,7 +857,7 @@ std::pair<std::vector<int>, std::vector<int>> layout_of(const std::vector<int>& 
   return {shape, ranks};
 }
 
-Mesh adopt_root(MPI_Comm parent, const std::vector<MPI_Comm>& comms, const std::vector<std::string>& names,
+Mesh adopt_mesh(MPI_Comm parent, const std::vector<MPI_Comm>& comms, const std::vector<std::string>& names,
                 const MeshOptions& options, const Error* c_local, Mesh (*wrap)(View, std::shared_ptr<MeshState>)) {
   Validated v = validate(parent);
   Adopting a;
@@ -933,7 +933,7 @@ namespace detail {
 
 Mesh adopt_comms(MPI_Comm parent, const std::vector<MPI_Comm>& comms, const std::vector<std::string>& names,
                  const MeshOptions& options, const Error* c_local) {
-  return adopt_root(parent, comms, names, options, c_local, detail::MeshAccess::make);
+  return adopt_mesh(parent, comms, names, options, c_local, detail::MeshAccess::make);
 }
 
 }  // namespace detail
