@@ -229,6 +229,50 @@ DEVMESH_C_API int devmesh_create_ex_f(MPI_Fint parent, int ndim, const int shape
                                       const char *const names[], const devmesh_config_t *config,
                                       devmesh_t *mesh);
 
+/* ---- adopted communicators and MPI Sessions ------------------------------ */
+
+/* A mesh whose dims are communicators the program already has
+ * (devmesh::Mesh::adopt; docs/SEMANTICS.md "Adopted communicators").
+ * Collective over parent, any communicator containing every member.
+ * comms[i] is the caller's communicator of dim names[i]; a parent rank that
+ * is not a member passes MPI_COMM_NULL for every dim and gets *mesh = NULL.
+ * The caller's coordinate is its rank in each comm; devmesh_comm of a root
+ * dim returns the very communicator given, which devmesh never frees,
+ * renames or re-handles (the program keeps it alive while the mesh lives).
+ * config: backends and comm_errors as devmesh_create_ex; a rank list or
+ * host_aware -> INVALID_ARGUMENT. Errors, on every rank alike, *mesh
+ * untouched: NULL arrays, ndim < 1, some but not all comms MPI_COMM_NULL,
+ * comms that do not form the mesh (sizes that differ or do not multiply to
+ * the members, two ranks with one coordinate, a comm whose members are not
+ * the group the coordinates give) -> INVALID_ARGUMENT; different ndim or
+ * names between ranks -> INCONSISTENT. */
+DEVMESH_C_API int devmesh_create_from_comms(MPI_Comm parent, int ndim, const MPI_Comm comms[],
+                                            const char *const names[], const devmesh_config_t *config,
+                                            devmesh_t *mesh);
+/* devmesh_create_from_comms with Fortran handles (MPI_Comm_f2c). Collective
+ * over parent. */
+DEVMESH_C_API int devmesh_create_from_comms_f(MPI_Fint parent, int ndim, const MPI_Fint comms[],
+                                              const char *const names[],
+                                              const devmesh_config_t *config, devmesh_t *mesh);
+
+/* MPI Sessions: a mesh over the members of group (e.g. from
+ * MPI_Group_from_session_pset) without a parent communicator
+ * (devmesh::Mesh::create_from_group). Collective over the group's members,
+ * who all pass the same tag and arguments (only members call). MPI_Init is
+ * not needed; destroy the mesh before MPI_Session_finalize. config as
+ * devmesh_create_ex; a rank list -> INVALID_ARGUMENT. Errors as
+ * devmesh_create_ex, plus: an MPI older than 4 -> UNSUPPORTED (nothing
+ * made); group MPI_GROUP_NULL, tag NULL, or a caller outside the group ->
+ * INVALID_ARGUMENT on that rank only (the others may wait for it, as for
+ * any MPI collective called by some members only). */
+DEVMESH_C_API int devmesh_create_from_group(MPI_Group group, const char *tag, int ndim, const int shape[],
+                                            const char *const names[], const devmesh_config_t *config,
+                                            devmesh_t *mesh);
+/* devmesh_create_from_group with a Fortran group handle (MPI_Group_f2c). */
+DEVMESH_C_API int devmesh_create_from_group_f(MPI_Fint group, const char *tag, int ndim, const int shape[],
+                                              const char *const names[],
+                                              const devmesh_config_t *config, devmesh_t *mesh);
+
 /* ---- hosts (see docs/TOPOLOGY.md) ------------------------------------------- */
 
 /* The 2-D (host, local) mesh of parent: hosts from

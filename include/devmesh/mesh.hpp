@@ -23,6 +23,8 @@
 // the NCCL backend's set-up is bounded by its timeout option, see
 // docs/ERRORS.md "Waits: which are bounded"):
 //   create            collective over the parent communicator
+//   adopt             collective over the parent communicator
+//   create_from_group collective over the group's members
 //   slice/flatten/unflatten/root, every query      not collective
 //   comm(dim), communicator(dim)   collective over the caller's group along
 //                     dim the first time that layout is asked for on the
@@ -151,6 +153,38 @@ class DEVMESH_API Mesh {
   static Mesh create(MPI_Comm parent, std::vector<int> shape, std::vector<std::string> names,
                      std::vector<int> ranks, const MeshOptions& options = {});
 
+  // Adopts communicators the program already has (like PyTorch's
+  // DeviceMesh.from_group). Collective over parent, any communicator that
+  // contains every member (typically the one the program split comms from).
+  // comms[i] is the caller's communicator of dim names[i]; a parent rank
+  // that is not a member passes MPI_COMM_NULL for every dim and gets the
+  // null mesh. The caller's coordinate is its rank in each comm, the shape
+  // the comms' sizes, root index = row-major of the coordinate. devmesh
+  // checks that the comms form that mesh (docs/SEMANTICS.md "Adopted
+  // communicators"); otherwise every rank gets the same error
+  // (invalid_argument; inconsistent for different names/counts). comm(dim)
+  // of a root dim then returns the very communicator the program gave:
+  // devmesh never frees, renames or re-handles it, and does not count it in
+  // comm_count(); the program keeps it alive while the mesh lives. Slices,
+  // flattens and other backends work as for Mesh::create. options.host_aware
+  // does not apply (invalid_argument).
+  static Mesh adopt(MPI_Comm parent, std::vector<MPI_Comm> comms, std::vector<std::string> names,
+                    const MeshOptions& options = {});
+  // A 1-D mesh over comm (its own parent). Collective over comm.
+  static Mesh adopt(MPI_Comm comm, std::string_view name, const MeshOptions& options = {});
+  // MPI Sessions: a mesh over the members of group (e.g. from
+  // MPI_Group_from_session_pset), with no parent communicator. Collective
+  // over the group's members, who all pass the same tag (as
+  // MPI_Comm_create_from_group needs) and arguments; only members call. The
+  // root communicator is MPI_Comm_create_from_group(group, tag), errors
+  // returned (owned by the mesh, counted in comm_count(), also the parent
+  // whose error handler comm_errors=inherit takes); creation then proceeds as
+  // create() over it. MPI_Init is not needed; destroy the mesh before
+  // MPI_Session_finalize. With MPI older than 4: Error(unsupported),
+  // nothing created.
+  static Mesh create_from_group(MPI_Group group, std::string_view tag, std::vector<int> shape,
+                                std::vector<std::string> names, const MeshOptions& options = {});
+
   bool is_member() const noexcept { return state_ != nullptr; }
   explicit operator bool() const noexcept { return is_member(); }
 
@@ -194,6 +228,8 @@ class DEVMESH_API Mesh {
   // the name of the dim that first asked for the layout) and has the error
   // handler options.comm_errors says. Do not MPI_Comm_free it: a later
   // comm() of that layout then throws Error(invalid_argument) saying so.
+  // (A layout of an adopted dim, see adopt(): the program's communicator
+  // itself, unnamed, unwatched, its error handler left alone.)
   MPI_Comm comm(std::string_view dim = {}) const;
   // The dim's communicator in its backend (options.backend or the dim's
   // override), for the collectives of backend.hpp.

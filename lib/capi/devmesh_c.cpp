@@ -269,6 +269,75 @@ int create(const char* fn, MPI_Comm parent, int ndim, const int shape[], const c
   });
 }
 
+// devmesh_create_from_comms*. Problems only the C layer sees join the
+// adoption's agreement (see detail::adopt_comms), as for create().
+int create_from_comms(const char* fn, MPI_Comm parent, int ndim, const std::vector<MPI_Comm>* comms,
+                      const char* const names[], const devmesh_config_t* config, devmesh_t* mesh) {
+  return guard(fn, [&] {
+    if (parent == MPI_COMM_NULL) invalid("the parent communicator is MPI_COMM_NULL");
+    std::optional<Error> local;
+    std::vector<std::string> names_v;
+    Creation c;
+    try {
+      c = creation_of(config);
+      need(mesh, "the mesh output pointer");
+      if (c.ranks) invalid("a rank list does not apply to adopted communicators: their ranks give the order");
+      if (ndim < 1) invalid("ndim is " + std::to_string(ndim) + "; a mesh needs at least one dim");
+      need(comms, "comms");
+      need(names, "names");
+      names_v = strings(ndim, names, "names");
+    } catch (const Error& e) {
+      local = e;
+    }
+    Mesh m = devmesh::detail::adopt_comms(parent, comms ? *comms : std::vector<MPI_Comm>{}, names_v, c.options,
+                                          local ? &*local : nullptr);
+    if (!m.is_member()) {
+      *mesh = nullptr;
+      return;
+    }
+    give(make_handle(std::move(m)), mesh);
+  });
+}
+
+// devmesh_create_from_group*.
+int create_from_group(const char* fn, MPI_Group group, const char* tag, int ndim, const int shape[],
+                      const char* const names[], const devmesh_config_t* config, devmesh_t* mesh) {
+  return guard(fn, [&] {
+    need(tag, "tag");
+    std::optional<Error> local;
+    std::vector<int> shape_v;
+    std::vector<std::string> names_v;
+    Creation c;
+    try {
+      c = creation_of(config);
+      need(mesh, "the mesh output pointer");
+      if (c.ranks) invalid("a rank list does not apply to a mesh from a group: the group lists the members");
+      if (ndim < 1) invalid("ndim is " + std::to_string(ndim) + "; a mesh needs at least one dim");
+      need(shape, "shape");
+      need(names, "names");
+      shape_v.assign(shape, shape + ndim);
+      names_v = strings(ndim, names, "names");
+    } catch (const Error& e) {
+      local = e;
+    }
+    Mesh m = devmesh::detail::create_from_group(group, tag, std::move(shape_v), std::move(names_v), c.options,
+                                                local ? &*local : nullptr);
+    give(make_handle(std::move(m)), mesh);
+  });
+}
+
+std::optional<std::vector<MPI_Comm>> c_comms(int ndim, const MPI_Comm comms[]) {
+  if (!comms || ndim < 1) return std::nullopt;
+  return std::vector<MPI_Comm>(comms, comms + ndim);
+}
+
+std::optional<std::vector<MPI_Comm>> f_comms(int ndim, const MPI_Fint comms[]) {
+  if (!comms || ndim < 1) return std::nullopt;
+  std::vector<MPI_Comm> out;
+  for (int i = 0; i < ndim; ++i) out.push_back(MPI_Comm_f2c(comms[i]));
+  return out;
+}
+
 }  // namespace
 
 extern "C" {
@@ -928,6 +997,30 @@ int devmesh_version(int* major, int* minor, int* patch) {
   if (minor) *minor = DEVMESH_LIB_VERSION_MINOR;
   if (patch) *patch = DEVMESH_LIB_VERSION_PATCH;
   return DEVMESH_SUCCESS;
+}
+
+int devmesh_create_from_comms(MPI_Comm parent, int ndim, const MPI_Comm comms[], const char* const names[],
+                              const devmesh_config_t* config, devmesh_t* mesh) {
+  const auto v = c_comms(ndim, comms);
+  return create_from_comms("devmesh_create_from_comms", parent, ndim, v ? &*v : nullptr, names, config, mesh);
+}
+
+int devmesh_create_from_comms_f(MPI_Fint parent, int ndim, const MPI_Fint comms[], const char* const names[],
+                                const devmesh_config_t* config, devmesh_t* mesh) {
+  const auto v = f_comms(ndim, comms);
+  return create_from_comms("devmesh_create_from_comms_f", MPI_Comm_f2c(parent), ndim, v ? &*v : nullptr, names,
+                           config, mesh);
+}
+
+int devmesh_create_from_group(MPI_Group group, const char* tag, int ndim, const int shape[],
+                              const char* const names[], const devmesh_config_t* config, devmesh_t* mesh) {
+  return create_from_group("devmesh_create_from_group", group, tag, ndim, shape, names, config, mesh);
+}
+
+int devmesh_create_from_group_f(MPI_Fint group, const char* tag, int ndim, const int shape[],
+                                const char* const names[], const devmesh_config_t* config, devmesh_t* mesh) {
+  return create_from_group("devmesh_create_from_group_f", MPI_Group_f2c(group), tag, ndim, shape, names, config,
+                           mesh);
 }
 
 }  // extern "C"

@@ -42,7 +42,7 @@ module devmesh
   use, intrinsic :: iso_c_binding, only: c_int, c_char, c_ptr, c_null_ptr, c_null_char, &
                                          c_loc, c_associated, c_f_pointer, c_size_t, c_sizeof
   use, intrinsic :: iso_fortran_env, only: error_unit
-  use mpi_f08, only: MPI_Comm
+  use mpi_f08, only: MPI_Comm, MPI_Group, MPI_COMM_NULL
   implicit none
   private
 
@@ -105,6 +105,8 @@ module devmesh
   public :: devmesh_isend, devmesh_irecv, devmesh_wait, devmesh_test, devmesh_waitall
   public :: devmesh_sendrecv
 
+  public :: devmesh_create_from_comms, devmesh_create_from_group
+
   !> devmesh_create(comm, shape, names, mesh [, ierr])
   !> A root mesh of the given shape over all ranks of comm (a 0 in shape is
   !> chosen as MPI_Dims_create does). Collective over comm. On error, every
@@ -146,6 +148,32 @@ module devmesh
   interface devmesh_create_ex
     module procedure create_ex_f08, create_ex_int
   end interface devmesh_create_ex
+
+  !> devmesh_create_from_comms(parent, comms, names, mesh [, ierr] [, backend=]
+  !>                           [, dim_backends=] [, backend_options=] [, dim_options=])
+  !> A mesh whose dims are communicators the program already has (see
+  !> devmesh_create_from_comms in devmesh.h): comms(i) is the caller's
+  !> communicator of dim names(i), its rank there the caller's coordinate.
+  !> Ranks of parent that are no members pass MPI_COMM_NULL for every dim
+  !> and get the null handle. devmesh_comm of a root dim returns the very
+  !> communicator given; devmesh never frees it. Comms that do not form
+  !> the mesh: DEVMESH_ERR_INVALID_ARGUMENT on every rank, mesh untouched.
+  !> Collective over parent.
+  interface devmesh_create_from_comms
+    module procedure create_from_comms_f08, create_from_comms_int
+  end interface devmesh_create_from_comms
+
+  !> devmesh_create_from_group(group, tag, shape, names, mesh [, ierr]
+  !>                           [, backend=] [, dim_backends=] [, backend_options=]
+  !>                           [, dim_options=] [, host_aware=])
+  !> MPI Sessions: a mesh over the members of group without a parent
+  !> communicator (MPI_Init not needed; destroy the mesh before
+  !> MPI_Session_finalize). Every member passes the same tag. With an MPI
+  !> older than 4: DEVMESH_ERR_UNSUPPORTED. Collective over the group's
+  !> members.
+  interface devmesh_create_from_group
+    module procedure create_from_group_f08, create_from_group_int
+  end interface devmesh_create_from_group
 
   ! devmesh_config_t as bind(C): the field order and types of devmesh.h.
   type, bind(C) :: c_config
@@ -556,6 +584,27 @@ module devmesh
       integer(c_int), intent(inout) :: ranks(*)
       integer(c_int), intent(inout) :: own, comm
     end function c_all_groups_comm_f
+
+    integer(c_int) function c_create_from_comms_f(parent, ndim, comms, names, config, mesh) &
+        bind(C, name='devmesh_create_from_comms_f')
+      import :: c_int, c_ptr, c_config
+      integer(c_int), value :: parent, ndim
+      integer(c_int), intent(in) :: comms(*)
+      type(c_ptr), intent(in) :: names(*)
+      type(c_config), intent(in) :: config
+      type(c_ptr), intent(inout) :: mesh
+    end function c_create_from_comms_f
+
+    integer(c_int) function c_create_from_group_f(group, tag, ndim, shape, names, config, mesh) &
+        bind(C, name='devmesh_create_from_group_f')
+      import :: c_int, c_ptr, c_config, c_char
+      integer(c_int), value :: group, ndim
+      character(kind=c_char), intent(in) :: tag(*)
+      integer(c_int), intent(in) :: shape(*)
+      type(c_ptr), intent(in) :: names(*)
+      type(c_config), intent(in) :: config
+      type(c_ptr), intent(inout) :: mesh
+    end function c_create_from_group_f
   end interface
 
 contains
@@ -1672,5 +1721,135 @@ contains
     integer, intent(out), optional :: ierr
     call all_groups_comm_common(mesh, dim, ranks, own, comm, ierr)
   end subroutine all_groups_comm_int
+
+  ! ---- adopted communicators and MPI Sessions ---------------------------------
+
+  ! The config of the backend options (absent or blank: unset); the option
+  ! strings live in cb.. until the caller's call returns.
+  subroutine options_config(cfg, cb, cdb, cbo, cdo, backend, dim_backends, backend_options, dim_options)
+    type(c_config), intent(out) :: cfg
+    type(c_strings), intent(inout), target :: cb, cdb, cbo, cdo
+    character(len=*), intent(in), optional :: backend, dim_backends, backend_options, dim_options
+    cfg%size = c_sizeof(cfg)
+    cfg%magic = config_magic
+    cfg%version = version_code
+    cfg%nranks = config_unset
+    cfg%host_aware = config_unset
+    cfg%comm_errors = config_unset
+    if (present(backend)) call to_c_name(backend, cb, cfg%backend)
+    if (present(dim_backends)) call to_c_name(dim_backends, cdb, cfg%dim_backends)
+    if (present(backend_options)) call to_c_name(backend_options, cbo, cfg%backend_options)
+    if (present(dim_options)) call to_c_name(dim_options, cdo, cfg%dim_options)
+  end subroutine options_config
+
+  ! comms (with MPI_COMM_NULL) and names padded as in create_common: the C
+  ! layer then reports a count mismatch as a NULL name or a null
+  ! communicator among others.
+  subroutine create_from_comms_common(parent, comms, names, mesh, ierr, backend, dim_backends, &
+                                      backend_options, dim_options)
+    integer, intent(in) :: parent
+    integer, intent(in) :: comms(:)
+    character(len=*), intent(in) :: names(:)
+    type(devmesh_t), intent(inout) :: mesh
+    integer, intent(out), optional :: ierr
+    character(len=*), intent(in), optional :: backend, dim_backends, backend_options, dim_options
+    integer(c_int), allocatable :: cc(:)
+    type(c_strings), target :: cs, cb, cdb, cbo, cdo
+    type(c_config) :: cfg
+    type(c_ptr) :: out
+    integer(c_int) :: st
+    integer :: n
+    n = max(size(comms), size(names))
+    allocate(cc(max(n, 1)))
+    cc = int(MPI_COMM_NULL%MPI_VAL, c_int)
+    cc(1:size(comms)) = int(comms, c_int)
+    call to_c_strings(names, n, cs)
+    call options_config(cfg, cb, cdb, cbo, cdo, backend, dim_backends, backend_options, dim_options)
+    out = mesh%ptr
+    st = c_create_from_comms_f(int(parent, c_int), int(n, c_int), cc, cs%ptr, cfg, out)
+    if (st == DEVMESH_SUCCESS) mesh%ptr = out
+    call finish(st, 'devmesh_create_from_comms', ierr)
+  end subroutine create_from_comms_common
+
+  subroutine create_from_comms_f08(parent, comms, names, mesh, ierr, backend, dim_backends, backend_options, &
+                                   dim_options)
+    type(MPI_Comm), intent(in) :: parent
+    type(MPI_Comm), intent(in) :: comms(:)
+    character(len=*), intent(in) :: names(:)
+    type(devmesh_t), intent(inout) :: mesh
+    integer, intent(out), optional :: ierr
+    character(len=*), intent(in), optional :: backend, dim_backends, backend_options, dim_options
+    call create_from_comms_common(parent%MPI_VAL, comms(:)%MPI_VAL, names, mesh, ierr, backend, dim_backends, &
+                                  backend_options, dim_options)
+  end subroutine create_from_comms_f08
+
+  subroutine create_from_comms_int(parent, comms, names, mesh, ierr, backend, dim_backends, backend_options, &
+                                   dim_options)
+    integer, intent(in) :: parent
+    integer, intent(in) :: comms(:)
+    character(len=*), intent(in) :: names(:)
+    type(devmesh_t), intent(inout) :: mesh
+    integer, intent(out), optional :: ierr
+    character(len=*), intent(in), optional :: backend, dim_backends, backend_options, dim_options
+    call create_from_comms_common(parent, comms, names, mesh, ierr, backend, dim_backends, backend_options, &
+                                  dim_options)
+  end subroutine create_from_comms_int
+
+  subroutine create_from_group_common(group, tag, shape, names, mesh, ierr, backend, dim_backends, &
+                                      backend_options, dim_options, host_aware)
+    integer, intent(in) :: group
+    character(len=*), intent(in) :: tag
+    integer, intent(in) :: shape(:)
+    character(len=*), intent(in) :: names(:)
+    type(devmesh_t), intent(inout) :: mesh
+    integer, intent(out), optional :: ierr
+    character(len=*), intent(in), optional :: backend, dim_backends, backend_options, dim_options
+    logical, intent(in), optional :: host_aware
+    integer(c_int), allocatable :: shp(:)
+    type(c_strings), target :: cs, cb, cdb, cbo, cdo
+    type(c_config) :: cfg
+    type(c_ptr) :: out
+    integer(c_int) :: st
+    integer :: n
+    n = max(size(shape), size(names))
+    allocate(shp(max(n, 1)))
+    shp = -1
+    shp(1:size(shape)) = int(shape, c_int)
+    call to_c_strings(names, n, cs)
+    call options_config(cfg, cb, cdb, cbo, cdo, backend, dim_backends, backend_options, dim_options)
+    if (present(host_aware)) cfg%host_aware = merge(1_c_int, 0_c_int, host_aware)
+    out = mesh%ptr
+    st = c_create_from_group_f(int(group, c_int), trim(tag) // c_null_char, int(n, c_int), shp, cs%ptr, cfg, out)
+    if (st == DEVMESH_SUCCESS) mesh%ptr = out
+    call finish(st, 'devmesh_create_from_group', ierr)
+  end subroutine create_from_group_common
+
+  subroutine create_from_group_f08(group, tag, shape, names, mesh, ierr, backend, dim_backends, backend_options, &
+                                   dim_options, host_aware)
+    type(MPI_Group), intent(in) :: group
+    character(len=*), intent(in) :: tag
+    integer, intent(in) :: shape(:)
+    character(len=*), intent(in) :: names(:)
+    type(devmesh_t), intent(inout) :: mesh
+    integer, intent(out), optional :: ierr
+    character(len=*), intent(in), optional :: backend, dim_backends, backend_options, dim_options
+    logical, intent(in), optional :: host_aware
+    call create_from_group_common(group%MPI_VAL, tag, shape, names, mesh, ierr, backend, dim_backends, &
+                                  backend_options, dim_options, host_aware)
+  end subroutine create_from_group_f08
+
+  subroutine create_from_group_int(group, tag, shape, names, mesh, ierr, backend, dim_backends, backend_options, &
+                                   dim_options, host_aware)
+    integer, intent(in) :: group
+    character(len=*), intent(in) :: tag
+    integer, intent(in) :: shape(:)
+    character(len=*), intent(in) :: names(:)
+    type(devmesh_t), intent(inout) :: mesh
+    integer, intent(out), optional :: ierr
+    character(len=*), intent(in), optional :: backend, dim_backends, backend_options, dim_options
+    logical, intent(in), optional :: host_aware
+    call create_from_group_common(group, tag, shape, names, mesh, ierr, backend, dim_backends, backend_options, &
+                                  dim_options, host_aware)
+  end subroutine create_from_group_int
 
 end module devmesh

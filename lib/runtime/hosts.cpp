@@ -13,15 +13,7 @@ namespace devmesh {
 namespace detail {
 namespace {
 
-void check_parent(MPI_Comm parent) {
-  int initialized = 0, finalized = 0;
-  MPI_Initialized(&initialized);
-  MPI_Finalized(&finalized);
-  if (!initialized || finalized)
-    throw Error(Status::invalid_argument, "MPI is not initialized (or already finalized)");
-  if (parent == MPI_COMM_NULL)
-    throw Error(Status::invalid_argument, "the parent communicator is MPI_COMM_NULL");
-}
+void check_parent(MPI_Comm parent) { check_parent_usable(parent); }
 
 // The value of DEVMESH_HOST_ID, empty when unset or set to "".
 std::string host_id_override() {

@@ -47,6 +47,7 @@ void record_host_major(const Mesh& mesh, const HostInfo& info);
 // Reaches the private state of a Mesh (a friend of Mesh).
 struct MeshAccess {
   static const std::shared_ptr<MeshState>& state(const Mesh& mesh) noexcept { return mesh.state_; }
+  static Mesh make(View view, std::shared_ptr<MeshState> state) { return Mesh(std::move(view), std::move(state)); }
 };
 
 }  // namespace devmesh::detail

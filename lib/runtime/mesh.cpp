@@ -30,13 +30,21 @@ int release_all(MPI_Comm, int, void*, void*) {
   return MPI_SUCCESS;
 }
 
+// Under the Sessions model alone (MPI_Init never called) MPI_COMM_SELF may
+// not be used and MPI_Finalize never runs: the hook is left out then, and
+// the program destroys its meshes before MPI_Session_finalize. It goes in
+// with the first mesh created once MPI_Init has run.
 void watch_finalize() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    int key = MPI_KEYVAL_INVALID;
-    DEVMESH_MPI(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, release_all, &key, nullptr));
-    DEVMESH_MPI(MPI_Comm_set_attr(MPI_COMM_SELF, key, nullptr));
-  });
+  static std::mutex m;
+  static bool installed = false;
+  std::lock_guard lock(m);
+  if (installed) return;
+  int initialized = 0;
+  if (MPI_Initialized(&initialized) != MPI_SUCCESS || !initialized) return;
+  int key = MPI_KEYVAL_INVALID;
+  DEVMESH_MPI(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, release_all, &key, nullptr));
+  DEVMESH_MPI(MPI_Comm_set_attr(MPI_COMM_SELF, key, nullptr));
+  installed = true;
 }
 
 bool mpi_alive() noexcept {
@@ -142,7 +150,7 @@ void MeshState::release() noexcept {
   };
   for (auto& [key, e] : cache_) {
     e.upgraded.clear();  // backend communicators go before their MPI group
-    free_handed_out(e.comm, e.watch.get());
+    if (e.owned) free_handed_out(e.comm, e.watch.get());
   }
   cache_.clear();
   backends_.clear();
@@ -292,12 +300,24 @@ MPI_Comm MeshState::root_comm() {
   return root_comm_;
 }
 
+#endif
+
 void MeshState::adopt_root(MPI_Comm comm) {
   root_comm_ = comm;
   ++created;
   DEVMESH_MPI(MPI_Comm_set_name(root_comm_, "devmesh:root"));
 }
-#endif
+
+void MeshState::insert_program_comm(const Layout& layout, MPI_Comm comm, std::string_view dim) {
+  // Dims of one layout (only size-1 dims can share one: the caller alone)
+  // share the communicator of the first of them.
+  auto [it, fresh] = cache_.try_emplace(key_of(layout));
+  if (!fresh) return;
+  Entry& e = it->second;
+  e.comm = comm;
+  e.name = comm_name(dim);
+  e.owned = false;
+}
 
 void MeshState::add_backend(const BackendSpec& spec, std::unique_ptr<BackendInstance> instance) {
   backends_.emplace(spec.key(), std::move(instance));
@@ -434,16 +454,28 @@ std::vector<detail::Field> creation_fields(const std::vector<int>& shape, const 
 }
 
 // What does not depend on the arguments: MPI usable, the parent valid.
+// Under the Sessions model (MPI 4, no MPI_Init) the parent is a
+// communicator made from a session's group: see check_parent_usable.
 Validated validate(MPI_Comm parent) {
-  int initialized = 0;
-  MPI_Initialized(&initialized);
-  if (!initialized || !detail::mpi_alive())
-    throw Error(Status::invalid_argument, "MPI is not initialized (or already finalized)");
-  if (parent == MPI_COMM_NULL) throw Error(Status::invalid_argument, "the parent communicator is MPI_COMM_NULL");
+  detail::check_parent_usable(parent);
   Validated v;
   DEVMESH_MPI(MPI_Comm_size(parent, &v.world));
   DEVMESH_MPI(MPI_Comm_rank(parent, &v.me));
   return v;
+}
+
+// Opens (and so checks) every backend the options name, into v.backends.
+void load_backends(Validated& v, const MeshOptions& options) {
+  if (options.comm_errors != CommErrors::inherit && options.comm_errors != CommErrors::return_codes)
+    throw Error(Status::invalid_argument, "comm_errors " + std::to_string(static_cast<int>(options.comm_errors)) +
+                                              " is not a CommErrors");
+  for (BackendSpec& b : detail::backends_named(options)) {
+    // The built-in MPI backend without options has nothing to check: its
+    // instance is made when a dim first needs it (upgraded()).
+    if (b.name == "mpi" && b.options.empty()) continue;
+    auto instance = std::make_unique<detail::BackendInstance>(b);
+    v.backends.emplace_back(std::move(b), std::move(instance));
+  }
 }
 
 // Checks the arguments on this rank: the view, and every backend named,
@@ -455,16 +487,7 @@ Status check_locally(Validated& v, const std::vector<int>& shape, const std::vec
     if (ranks && options.host_aware)
       throw Error(Status::invalid_argument,
                   "host_aware orders all of the parent's ranks by host; it does not take a rank list");
-    if (options.comm_errors != CommErrors::inherit && options.comm_errors != CommErrors::return_codes)
-      throw Error(Status::invalid_argument, "comm_errors " + std::to_string(static_cast<int>(options.comm_errors)) +
-                                                " is not a CommErrors");
-    for (BackendSpec& b : detail::backends_named(options)) {
-      // The built-in MPI backend without options has nothing to check: its
-      // instance is made when a dim first needs it (upgraded()).
-      if (b.name == "mpi" && b.options.empty()) continue;
-      auto instance = std::make_unique<detail::BackendInstance>(b);
-      v.backends.emplace_back(std::move(b), std::move(instance));
-    }
+    load_backends(v, options);
     RootSpec spec{widen(shape), names, v.world, ranks ? widen(*ranks) : std::vector<index_t>{}};
     v.view = View::create(std::move(spec));
     return Status::success;
@@ -806,6 +829,253 @@ int Mesh::comm_count() const {
   state();
   std::lock_guard lock(state_->mutex);
   return state_->created;
+}
+
+// --- adopted communicators (Mesh::adopt) ------------------------------------
+
+namespace {
+
+std::string list(const std::vector<int>& v) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+// What this rank brings to an adoption: whether it is a member (every comm
+// non-null), and per dim the comm's size and its rank there.
+struct Adopting {
+  int member = 0;
+  std::vector<int> sizes, coords;
+  // Per dim, the comm's members as parent ranks in comm-rank order
+  // (MPI_UNDEFINED for a rank outside parent).
+  std::vector<std::vector<int>> groups;
+};
+
+void read_comms(MPI_Comm parent, const std::vector<MPI_Comm>& comms, const std::vector<std::string>& names,
+                Adopting& a) {
+  if (comms.empty()) throw Error(Status::invalid_argument, "no communicators: a mesh needs at least one dim");
+  if (comms.size() != names.size())
+    throw Error(Status::invalid_argument, std::to_string(comms.size()) + " communicators but " +
+                                              std::to_string(names.size()) + " dim names");
+  const auto nulls = std::count(comms.begin(), comms.end(), MPI_COMM_NULL);
+  if (nulls == static_cast<long>(comms.size())) return;  // not a member
+  if (nulls != 0) {
+    const auto at = std::find(comms.begin(), comms.end(), MPI_COMM_NULL) - comms.begin();
+    throw Error(Status::invalid_argument, "the communicator of dim '" + names[static_cast<std::size_t>(at)] +
+                                              "' is MPI_COMM_NULL but others are not: a member passes one "
+                                              "communicator per dim, a non-member MPI_COMM_NULL for all");
+  }
+  MPI_Group parent_group = MPI_GROUP_NULL;
+  DEVMESH_MPI(MPI_Comm_group(parent, &parent_group));
+  try {
+    for (MPI_Comm c : comms) {
+      int n = 0, r = 0;
+      DEVMESH_MPI(MPI_Comm_size(c, &n));
+      DEVMESH_MPI(MPI_Comm_rank(c, &r));
+      MPI_Group g = MPI_GROUP_NULL;
+      DEVMESH_MPI(MPI_Comm_group(c, &g));
+      std::vector<int> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
+      for (int k = 0; k < n; ++k) in[static_cast<std::size_t>(k)] = k;
+      const int rc = MPI_Group_translate_ranks(g, n, in.data(), parent_group, out.data());
+      MPI_Group_free(&g);
+      detail::check_mpi(rc, "MPI_Group_translate_ranks");
+      a.sizes.push_back(n);
+      a.coords.push_back(r);
+      a.groups.push_back(std::move(out));
+    }
+  } catch (...) {
+    MPI_Group_free(&parent_group);
+    throw;
+  }
+  MPI_Group_free(&parent_group);
+  a.member = 1;
+}
+
+// From everyone's (member, sizes, coords), the same on every rank: the
+// shape and the rank list (root index x, row-major in the coordinates ->
+// parent rank), or the error that every rank then reports.
+std::pair<std::vector<int>, std::vector<int>> layout_of(const std::vector<int>& table, int world, int n) {
+  const std::size_t rec = 1 + 2 * static_cast<std::size_t>(n);
+  std::vector<int> shape;
+  int first = -1, w = 0;
+  for (int r = 0; r < world; ++r) {
+    const int* t = &table[r * rec];
+    if (!t[0]) continue;
+    ++w;
+    if (first < 0) {
+      first = r;
+      shape.assign(t + 1, t + 1 + n);
+      continue;
+    }
+    for (int d = 0; d < n; ++d)
+      if (t[1 + d] != shape[static_cast<std::size_t>(d)])
+        throw Error(Status::invalid_argument,
+                    "the communicators of dim " + std::to_string(d) + " have different sizes: " +
+                        std::to_string(shape[static_cast<std::size_t>(d)]) + " at parent rank " +
+                        std::to_string(first) + ", " + std::to_string(t[1 + d]) + " at parent rank " +
+                        std::to_string(r) + "; the communicators of one dim must all be alike in size");
+  }
+  if (first < 0) throw Error(Status::invalid_argument, "no rank of the parent passed communicators");
+  long product = 1;
+  for (int s : shape) product *= s;
+  if (product != w)
+    throw Error(Status::invalid_argument, "the communicators' sizes " + list(shape) + " multiply to " +
+                                              std::to_string(product) + " but " + std::to_string(w) +
+                                              " ranks passed communicators");
+  std::vector<int> ranks(static_cast<std::size_t>(w), -1);
+  for (int r = 0; r < world; ++r) {
+    const int* t = &table[r * rec];
+    if (!t[0]) continue;
+    long x = 0;
+    for (int d = 0; d < n; ++d) x = x * shape[static_cast<std::size_t>(d)] + t[1 + n + d];
+    int& at = ranks[static_cast<std::size_t>(x)];
+    if (at >= 0)
+      throw Error(Status::invalid_argument,
+                  "parent ranks " + std::to_string(at) + " and " + std::to_string(r) +
+                      " have the same coordinate (their ranks in the communicators): the communicators do "
+                      "not form a mesh");
+    at = r;
+  }
+  return {shape, ranks};
+}
+
+Mesh adopt_mesh(MPI_Comm parent, const std::vector<MPI_Comm>& comms, const std::vector<std::string>& names,
+                const MeshOptions& options, const Error* c_local, Mesh (*wrap)(View, std::shared_ptr<MeshState>)) {
+  Validated v = validate(parent);
+  Adopting a;
+  std::string message;
+  Status local = Status::success;
+  try {
+    if (c_local) throw *c_local;
+    if (options.host_aware)
+      throw Error(Status::invalid_argument, "host_aware does not apply to adopted communicators: their ranks "
+                                            "give the order");
+    load_backends(v, options);
+    read_comms(parent, comms, names, a);
+  } catch (const Error& e) {
+    local = e.status();
+    message = e.what();
+  }
+  detail::Hash count;
+  count.add(static_cast<std::int64_t>(c_local ? -1 : static_cast<std::int64_t>(comms.size())));
+  auto fields = creation_fields({}, c_local ? std::vector<std::string>{} : names, nullptr, options, v,
+                                c_local ? c_local->status() : Status::success);
+  fields.push_back({"numbers of communicators", count.h});
+  const std::uint64_t seq = detail::agree(parent, "mesh adoption", fields, local, message, roots_made.load());
+  roots_made = seq + 1;
+  // Everyone agreed on the number of dims: one allgather of what each rank
+  // holds, from which every rank derives the same layout or the same error.
+  const int n = static_cast<int>(comms.size());
+  std::vector<int> mine{a.member};
+  for (int d = 0; d < n; ++d) mine.push_back(a.member ? a.sizes[static_cast<std::size_t>(d)] : 0);
+  for (int d = 0; d < n; ++d) mine.push_back(a.member ? a.coords[static_cast<std::size_t>(d)] : 0);
+  std::vector<int> table(mine.size() * static_cast<std::size_t>(v.world));
+  DEVMESH_MPI(MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_INT, table.data(),
+                            static_cast<int>(mine.size()), MPI_INT, parent));
+  std::vector<int> ranks;
+  try {
+    auto [shape, order] = layout_of(table, v.world, n);
+    ranks = order;
+    v.view = View::create(RootSpec{widen(shape), names, v.world, widen(ranks)});
+    // Each member's communicators must be exactly the groups of the layout.
+    if (a.member) {
+      const std::vector<int> me = narrow(v.view->coordinate(*v.view->root_index(v.me)));
+      for (int d = 0; d < n; ++d) {
+        const std::vector<int> want = narrow(v.view->group(static_cast<std::size_t>(d), *v.view->root_index(v.me)));
+        const std::vector<int>& got = a.groups[static_cast<std::size_t>(d)];
+        if (got != want)
+          throw Error(Status::invalid_argument,
+                      "the communicator of dim '" + names[static_cast<std::size_t>(d)] + "' at parent rank " +
+                          std::to_string(v.me) + " holds parent ranks " + list(got) + " but the mesh its " +
+                          "coordinates give needs " + list(want) + ": the communicators do not form a mesh");
+      }
+    }
+    local = Status::success;
+  } catch (const Error& e) {
+    local = e.status();
+    message = e.what();
+  }
+  detail::Hash digest;
+  for (int x : table) digest.add(x);
+  detail::agree(parent, "mesh adoption", {}, local, message);
+  Mesh mesh = build(parent, &ranks, options, v, seq, digest.h, nullptr, wrap);
+  if (mesh.is_member()) {
+    const View& root = mesh.view();
+    MeshState& state = *detail::MeshAccess::state(mesh);
+    std::lock_guard lock(state.mutex);
+    for (std::size_t d = 0; d < root.ndim(); ++d)
+      state.insert_program_comm(root.dims()[d].layout, comms[d], root.dims()[d].name);
+  }
+  return mesh;
+}
+
+}  // namespace
+
+namespace detail {
+
+Mesh adopt_comms(MPI_Comm parent, const std::vector<MPI_Comm>& comms, const std::vector<std::string>& names,
+                 const MeshOptions& options, const Error* c_local) {
+  return adopt_mesh(parent, comms, names, options, c_local, detail::MeshAccess::make);
+}
+
+}  // namespace detail
+
+Mesh Mesh::adopt(MPI_Comm parent, std::vector<MPI_Comm> comms, std::vector<std::string> names,
+                 const MeshOptions& options) {
+  return detail::adopt_comms(parent, comms, names, options, nullptr);
+}
+
+Mesh Mesh::adopt(MPI_Comm comm, std::string_view name, const MeshOptions& options) {
+  return detail::adopt_comms(comm, {comm}, {std::string(name)}, options, nullptr);
+}
+
+// --- MPI Sessions (Mesh::create_from_group) ----------------------------------
+
+namespace detail {
+
+Mesh create_from_group(MPI_Group group, std::string_view tag, std::vector<int> shape, std::vector<std::string> names,
+                       const MeshOptions& options, const Error* c_local) {
+#if MPI_VERSION < 4
+  (void)group, (void)tag, (void)shape, (void)names, (void)options, (void)c_local;
+  throw Error(Status::unsupported, "a mesh from an MPI_Group needs MPI 4 (MPI_Comm_create_from_group); this MPI is " +
+                                       std::to_string(MPI_VERSION) + "." + std::to_string(MPI_SUBVERSION));
+#else
+  if (group == MPI_GROUP_NULL) throw Error(Status::invalid_argument, "the group is MPI_GROUP_NULL");
+  int me = MPI_UNDEFINED;
+  DEVMESH_MPI(MPI_Group_rank(group, &me));
+  if (me == MPI_UNDEFINED)
+    throw Error(Status::invalid_argument, "the caller is not a member of the group (only members call)");
+  const std::string t(tag);
+  MPI_Comm comm = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_create_from_group(group, t.c_str(), MPI_INFO_NULL, MPI_ERRORS_RETURN, &comm),
+            "MPI_Comm_create_from_group");
+  Mesh mesh;
+  try {
+    if (c_local) join_failed_creation(comm, *c_local);
+    mesh = create_root(comm, std::move(shape), std::move(names), nullptr, options, MeshAccess::make);
+  } catch (...) {
+    MPI_Comm_free(&comm);
+    throw;
+  }
+  if (options.host_aware) {
+    // The root is in host order, not in the group's: the communicator is
+    // not the root communicator, and not needed any more (MPI 4 makes every
+    // communicator from groups).
+    MPI_Comm_free(&comm);
+  } else {
+    MeshState& state = *MeshAccess::state(mesh);
+    std::lock_guard lock(state.mutex);
+    state.adopt_root(comm);
+  }
+  return mesh;
+#endif
+}
+
+}  // namespace detail
+
+Mesh Mesh::create_from_group(MPI_Group group, std::string_view tag, std::vector<int> shape,
+                             std::vector<std::string> names, const MeshOptions& options) {
+  return detail::create_from_group(group, tag, std::move(shape), std::move(names), options, nullptr);
 }
 
 }  // namespace devmesh

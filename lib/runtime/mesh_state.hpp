@@ -41,6 +41,9 @@ struct MeshState {
     std::string name;  // MPI_Comm_get_name's, "devmesh:<dim>"
     std::unique_ptr<Watch> watch;
     std::map<std::string, std::unique_ptr<Communicator>, std::less<>> upgraded;  // by BackendSpec::key
+    // false: the program's own communicator (Mesh::adopt), never freed,
+    // renamed, watched or given another error handler by devmesh.
+    bool owned = true;
   };
 
   // The entry of a layout if it exists, else nullptr. Caller holds `mutex`.
@@ -84,10 +87,12 @@ struct MeshState {
   void drop_root_comm() noexcept {
     if (root_comm_ != MPI_COMM_NULL && MPI_Comm_free(&root_comm_) == MPI_SUCCESS) --created;
   }
-#if MPI_VERSION < 4
-  // MPI 3: the root communicator made at creation (owned from now on).
+  // The root communicator made at creation (owned from now on): MPI 3's,
+  // or the one Mesh::create_from_group makes from the group.
   void adopt_root(MPI_Comm comm);  // also names it devmesh:root
-#endif
+  // Enters a communicator of the program (Mesh::adopt) as the one of a
+  // layout, not owned: see Entry::owned. Not counted in `created`.
+  void insert_program_comm(const Layout& layout, MPI_Comm comm, std::string_view dim);
   // Frees every communicator (idempotent; no MPI call after MPI_Finalize).
   void release() noexcept;
   bool released() const noexcept { return released_; }
@@ -133,5 +138,17 @@ std::vector<BackendSpec> backends_named(const MeshOptions& options);
 // wrong (`local`): every rank then fails alike. Collective over parent.
 // Always throws.
 [[noreturn]] void join_failed_creation(MPI_Comm parent, const Error& local);
+
+// Mesh::adopt, for the C API too: `c_local`, when not null, is what the C
+// API already found wrong on this rank; the rank then takes part in the
+// adoption's agreement and fails with every other rank. Collective over
+// parent.
+Mesh adopt_comms(MPI_Comm parent, const std::vector<MPI_Comm>& comms, const std::vector<std::string>& names,
+                 const MeshOptions& options, const Error* c_local);
+// Mesh::create_from_group, for the C API too (`c_local` as for
+// adopt_comms: the rank joins the creation over the group's communicator
+// and fails with the others). Collective over the group's members.
+Mesh create_from_group(MPI_Group group, std::string_view tag, std::vector<int> shape, std::vector<std::string> names,
+                       const MeshOptions& options, const Error* c_local);
 
 }  // namespace devmesh::detail

@@ -47,4 +47,14 @@ void return_errors(MPI_Comm& comm) {
   }
 }
 
+void check_parent_usable(MPI_Comm parent) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  const bool sessions = MPI_VERSION >= 4 && parent != MPI_COMM_WORLD && parent != MPI_COMM_SELF;
+  if (finalized || (!initialized && !sessions))
+    throw Error(Status::invalid_argument, "MPI is not initialized (or already finalized)");
+  if (parent == MPI_COMM_NULL) throw Error(Status::invalid_argument, "the parent communicator is MPI_COMM_NULL");
+}
+
 }  // namespace devmesh::detail

@@ -28,6 +28,8 @@ HELPERS = {
     "devmesh_cart_comm_f": "devmesh_cart_comm",
     "devmesh_cart_comm_periodic_f": "devmesh_cart_comm_periodic",
     "devmesh_all_groups_comm_f": "devmesh_all_groups_comm",
+    "devmesh_create_from_comms_f": "devmesh_create_from_comms",
+    "devmesh_create_from_group_f": "devmesh_create_from_group",
 }
 
 with open(os.path.join(ROOT, "include", "devmesh", "devmesh.h"), encoding="utf-8") as f:
