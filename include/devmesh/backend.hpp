@@ -113,7 +113,9 @@ class DEVMESH_API Communicator {
   virtual void alltoall(const void* send, void* recv, std::size_t count, DataType type,
                         void* stream = nullptr) = 0;
   virtual void barrier(void* stream = nullptr) = 0;
-  // Point to point with a group rank; blocking for MPI, stream-ordered for NCCL.
+  // Point to point with a group rank; blocking for MPI, stream-ordered for
+  // NCCL. A peer of MPI_PROC_NULL does nothing (the buffer is untouched), on
+  // every backend, as in MPI.
   virtual void send(const void* buffer, std::size_t count, DataType type, int peer,
                     void* stream = nullptr) = 0;
   virtual void recv(void* buffer, std::size_t count, DataType type, int peer,

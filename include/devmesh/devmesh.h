@@ -536,8 +536,10 @@ DEVMESH_C_API int devmesh_barrier(devmesh_t mesh, const char *dim, void *stream)
 /* Point to point with local rank peer of the group: blocking for host
  * backends (as MPI_Send/MPI_Recv; a send may wait for its receive, so
  * order pairs as with MPI), stream-ordered for NCCL. Messages between two
- * ranks arrive in order. Not collective: between the two ranks only (the
- * first use of the dim still creates its communicator collectively). */
+ * ranks arrive in order. peer MPI_PROC_NULL: nothing happens (the buffer
+ * is untouched), on every backend, as in MPI. Not collective: between the
+ * two ranks only (the first use of the dim still creates its communicator
+ * collectively). */
 DEVMESH_C_API int devmesh_send(devmesh_t mesh, const char *dim, const void *buffer, size_t count,
                                int datatype, int peer, void *stream);
 DEVMESH_C_API int devmesh_recv(devmesh_t mesh, const char *dim, void *buffer, size_t count,

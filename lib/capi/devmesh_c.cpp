@@ -850,7 +850,7 @@ int devmesh_send(devmesh_t m, const char* dim, const void* buffer, size_t count,
     const Mesh& mesh = mesh_of(m);
     const auto d = dim_arg(dim);
     const auto t = datatype_arg(datatype);
-    rank_arg(mesh, d, peer, "peer");
+    peer_arg(mesh, d, peer, "peer");
     buffer_arg(buffer, count, t, 1, "buffer");
     mesh.communicator(d).send(buffer, count, t, peer, stream);
   });
@@ -862,7 +862,7 @@ int devmesh_recv(devmesh_t m, const char* dim, void* buffer, size_t count, int d
     const Mesh& mesh = mesh_of(m);
     const auto d = dim_arg(dim);
     const auto t = datatype_arg(datatype);
-    rank_arg(mesh, d, peer, "peer");
+    peer_arg(mesh, d, peer, "peer");
     buffer_arg(buffer, count, t, 1, "buffer");
     mesh.communicator(d).recv(buffer, count, t, peer, stream);
   });

@@ -281,10 +281,12 @@ class PluginCommunicator final : public Communicator {
   }
   void send(const void* buffer, std::size_t count, DataType type, int peer, void* stream) override {
     if (!t_.send) lacks(t_, "send");
+    if (peer == MPI_PROC_NULL) return;  // as MPI_Send; other bad peers are the backend's to report
     check(t_, t_.send(comm_, buffer, count, static_cast<int>(type), peer, stream), "send");
   }
   void recv(void* buffer, std::size_t count, DataType type, int peer, void* stream) override {
     if (!t_.recv) lacks(t_, "recv");
+    if (peer == MPI_PROC_NULL) return;
     check(t_, t_.recv(comm_, buffer, count, static_cast<int>(type), peer, stream), "recv");
   }
   Request isend(const void* buffer, std::size_t count, DataType type, int peer, void* stream) override {

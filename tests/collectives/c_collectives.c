@@ -206,6 +206,23 @@ static void check_p2p(devmesh_t m, const char *dim, const char *backend) {
     CHECK(memcmp(in, ref, sizeof in) == 0, "%s chain irecv", dim);
     CHECK(memcmp(back, ref, sizeof back) == 0, "%s chain sendrecv", dim);
   }
+  /* blocking ones along the chain: the first rank only sends, the last only
+   * receives, with MPI_PROC_NULL for the missing side */
+  for (int i = 0; i < N; ++i) in[i] = -3;
+  if (r % 2 == 0) {
+    CALL(devmesh_send(m, dim, out, N, DEVMESH_FLOAT64, up, NULL));
+    CALL(devmesh_recv(m, dim, in, N, DEVMESH_FLOAT64, down, NULL));
+  } else {
+    CALL(devmesh_recv(m, dim, in, N, DEVMESH_FLOAT64, down, NULL));
+    CALL(devmesh_send(m, dim, out, N, DEVMESH_FLOAT64, up, NULL));
+  }
+  if (down == MPI_PROC_NULL) {
+    int touched = 0;
+    for (int i = 0; i < N; ++i) touched += in[i] != -3;
+    CHECK(touched == 0, "%s blocking recv from MPI_PROC_NULL wrote the buffer", dim);
+  } else {
+    CHECK(memcmp(in, ref, sizeof in) == 0, "%s chain blocking send/recv", dim);
+  }
   CALL(devmesh_barrier(m, dim, NULL));
 }
 
@@ -268,7 +285,7 @@ static void check_errors(devmesh_t m, const char *tp_backend) {
       {"send peer n", devmesh_send(m, "tp", s, 4, DEVMESH_FLOAT32, n, NULL), DEVMESH_ERR_INVALID_ARGUMENT},
       {"send NULL", devmesh_send(m, "tp", NULL, 4, DEVMESH_FLOAT32, 0, NULL), DEVMESH_ERR_INVALID_ARGUMENT},
       {"send unknown dim", devmesh_send(m, "xx", s, 4, DEVMESH_FLOAT32, 0, NULL), DEVMESH_ERR_UNKNOWN_DIM},
-      {"recv peer -1", devmesh_recv(m, "tp", out, 4, DEVMESH_FLOAT32, -1, NULL), DEVMESH_ERR_INVALID_ARGUMENT},
+      {"recv peer -7", devmesh_recv(m, "tp", out, 4, DEVMESH_FLOAT32, -7, NULL), DEVMESH_ERR_INVALID_ARGUMENT},
       {"recv bad type", devmesh_recv(m, "tp", out, 4, -1, 0, NULL), DEVMESH_ERR_INVALID_ARGUMENT},
       {"recv unknown dim", devmesh_recv(m, "xx", out, 4, DEVMESH_FLOAT32, 0, NULL), DEVMESH_ERR_UNKNOWN_DIM},
       {"isend peer n", devmesh_isend(m, "tp", s, 4, DEVMESH_FLOAT32, n, NULL, &req), DEVMESH_ERR_INVALID_ARGUMENT},
