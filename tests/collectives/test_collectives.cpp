@@ -576,7 +576,7 @@ BOOST_AUTO_TEST_CASE(proc_null_peers) {
       devmesh::Request none = c.isend(out.data(), n, DataType::float64, MPI_PROC_NULL);
       BOOST_TEST(none.test());
       // Blocking ones too, leaving the buffer alone.
-      const std::vector<double> before = in2;
+      const std::vector<char> before = in2;
       c.send(out.data(), n, DataType::float64, MPI_PROC_NULL);
       c.recv(in2.data(), n, DataType::float64, MPI_PROC_NULL);
       BOOST_TEST((in2 == before));
