@@ -17,8 +17,12 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "devmesh/status.hpp"
+
+// A backend's plugin table (devmesh/backend_plugin.h), which Request keeps.
+struct devmesh_backend_v1_s;
 
 namespace devmesh {
 
@@ -39,17 +43,6 @@ template <> constexpr DataType datatype_of<std::uint64_t>() { return DataType::u
 template <> constexpr DataType datatype_of<float>() { return DataType::float32; }
 template <> constexpr DataType datatype_of<double>() { return DataType::float64; }
 
-namespace detail {
-// What a Request holds while its transfer is pending (one per backend kind).
-class PendingTransfer {
- public:
-  virtual ~PendingTransfer() = default;
-  // Each frees the backend's request when it reports completion or throws.
-  virtual bool test() = 0;
-  virtual void wait() = 0;
-};
-}  // namespace detail
-
 // A non-blocking transfer of Communicator::isend/irecv (MPI_Request's
 // counterpart), move-only. Not collective: it concerns the calling rank.
 // An empty Request (default-constructed, moved from, or of a transfer with
@@ -62,8 +55,11 @@ class PendingTransfer {
 class DEVMESH_API Request {
  public:
   Request() noexcept = default;
-  explicit Request(std::unique_ptr<detail::PendingTransfer> pending) noexcept;
-  Request(Request&& other) noexcept = default;
+  // A pending request of a backend (its table's wait or test ends it);
+  // made by the Communicator, holding two pointers and no allocation.
+  Request(const devmesh_backend_v1_s* table, void* request) noexcept : table_(table), request_(request) {}
+  Request(Request&& other) noexcept
+      : table_(other.table_), request_(std::exchange(other.request_, nullptr)) {}
   Request& operator=(Request&& other) noexcept;
   ~Request();
 
@@ -77,10 +73,11 @@ class DEVMESH_API Request {
   // wait() on each in turn; the first failure is thrown after every
   // request has ended.
   static void wait_all(std::span<Request> requests);
-  bool pending() const noexcept { return pending_ != nullptr; }
+  bool pending() const noexcept { return request_ != nullptr; }
 
  private:
-  std::unique_ptr<detail::PendingTransfer> pending_;
+  const devmesh_backend_v1_s* table_ = nullptr;
+  void* request_ = nullptr;
 };
 
 // One group's communicator in one backend. Every collective is collective

@@ -210,35 +210,6 @@ Fn v2_op(const devmesh_backend_v1_t& t, Fn devmesh_backend_v2_t::*member, std::s
   return v2->*member;
 }
 
-// A backend's request; ending it (test done, wait, or a failure) frees it.
-class PluginTransfer final : public detail::PendingTransfer {
- public:
-  PluginTransfer(const devmesh_backend_v1_t& t, void* request) : t_(t), request_(request) {}
-  ~PluginTransfer() override {
-    if (request_) {
-      try {
-        wait();
-      } catch (...) {
-      }
-    }
-  }
-  bool test() override {
-    int done = 0;
-    const int rc = v2_of(t_)->test(request_, &done);
-    if (rc != DEVMESH_SUCCESS || done) request_ = nullptr;
-    check(t_, rc, "test");
-    return done != 0;
-  }
-  void wait() override {
-    void* r = std::exchange(request_, nullptr);
-    check(t_, v2_of(t_)->wait(r), "wait");
-  }
-
- private:
-  const devmesh_backend_v1_t& t_;
-  void* request_;
-};
-
 class PluginCommunicator final : public Communicator {
  public:
   PluginCommunicator(const devmesh_backend_v1_t& t, void* comm, int rank, int size)
@@ -328,15 +299,7 @@ class PluginCommunicator final : public Communicator {
                                                 " ranks (nor MPI_PROC_NULL)");
     return true;
   }
-  Request transfer(void* request) const {
-    if (!request) return {};
-    try {
-      return Request(std::make_unique<PluginTransfer>(t_, request));
-    } catch (...) {
-      v2_of(t_)->wait(request);
-      throw;
-    }
-  }
+  Request transfer(void* request) const { return request ? Request(&t_, request) : Request(); }
 
   const devmesh_backend_v1_t& t_;
   void* comm_;
@@ -467,33 +430,39 @@ std::string agreed_options(const BackendSpec& spec, const devmesh_backend_v1_t* 
 
 namespace devmesh {
 
-Request::Request(std::unique_ptr<detail::PendingTransfer> pending) noexcept : pending_(std::move(pending)) {}
-
-// Waiting happens in ~PluginTransfer, which swallows a failure.
-Request::~Request() = default;
+Request::~Request() {
+  if (!request_) return;
+  try {
+    wait();
+  } catch (...) {
+    // Documented: a destroyed pending Request waits and swallows a failure.
+  }
+}
 
 Request& Request::operator=(Request&& other) noexcept {
-  pending_ = std::move(other.pending_);
+  if (this != &other) {
+    this->~Request();
+    table_ = other.table_;
+    request_ = std::exchange(other.request_, nullptr);
+  }
   return *this;
 }
 
+// Each of the table's test and wait frees the request when it reports
+// completion or fails: the Request is empty after either.
 void Request::wait() {
-  if (!pending_) return;
-  const std::unique_ptr<detail::PendingTransfer> p = std::move(pending_);
-  p->wait();
+  if (!request_) return;
+  void* r = std::exchange(request_, nullptr);
+  detail::check(*table_, detail::v2_of(*table_)->wait(r), "wait");
 }
 
 bool Request::test() {
-  if (!pending_) return true;
-  bool done = false;
-  try {
-    done = pending_->test();
-  } catch (...) {
-    pending_.reset();
-    throw;
-  }
-  if (done) pending_.reset();
-  return done;
+  if (!request_) return true;
+  int done = 0;
+  const int rc = detail::v2_of(*table_)->test(request_, &done);
+  if (rc != DEVMESH_SUCCESS || done) request_ = nullptr;
+  detail::check(*table_, rc, "test");
+  return done != 0;
 }
 
 void Request::wait_all(std::span<Request> requests) {
