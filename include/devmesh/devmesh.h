@@ -330,9 +330,10 @@ DEVMESH_C_API int devmesh_flatten(devmesh_t m, const char *name, devmesh_t *out)
  * Errors: NULL pointer, n < 1, a size < 1 other than -1 (0 is not inferred
  * here), an empty name -> INVALID_ARGUMENT; more than one -1, or other
  * sizes whose product does not divide size(dim) -> SHAPE_MISMATCH;
- * unknown dim -> UNKNOWN_DIM; new names repeated or clashing with another dim of m, a registered name or a root
- * dim -> DUPLICATE_NAME; product differs from size(dim), or a split that
- * cuts a mode into non-dividing pieces -> SHAPE_MISMATCH. */
+ * unknown dim -> UNKNOWN_DIM; new names repeated or clashing with another
+ * dim of m, a registered name or a root dim -> DUPLICATE_NAME; product
+ * differs from size(dim), or a split that cuts a mode into non-dividing
+ * pieces -> SHAPE_MISMATCH. */
 DEVMESH_C_API int devmesh_unflatten(devmesh_t m, const char *dim, int n, const int sizes[],
                                     const char *const names[], devmesh_t *out);
 
