@@ -21,6 +21,10 @@
 
 #include "devmesh/status.hpp"
 
+extern "C" {
+typedef struct devmesh_backend_v1_s devmesh_backend_v1_t;  // devmesh/backend_plugin.h
+}
+
 // A backend's plugin table (devmesh/backend_plugin.h), which Request keeps.
 struct devmesh_backend_v1_s;
 
@@ -32,6 +36,11 @@ enum class DataType : int {
 enum class ReduceOp : int { sum, prod, min, max };
 
 DEVMESH_API std::size_t size_of(DataType t) noexcept;
+
+// Registers a backend plugin table linked into the program, found by its
+// name before any file search (devmesh_register_backend in C; the rules
+// and errors are in devmesh/backend_plugin.h). Not collective.
+DEVMESH_API void register_backend(const devmesh_backend_v1_t* table);
 
 template <class T> constexpr DataType datatype_of();
 template <> constexpr DataType datatype_of<std::int8_t>() { return DataType::int8; }

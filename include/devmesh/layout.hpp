@@ -99,6 +99,16 @@ DEVMESH_API std::vector<Layout> split(const Layout& dim, std::span<const index_t
 //   {(3):(1), (2):(4)} -> false     (no numbering has both as digits)
 DEVMESH_API bool disjoint(std::span<const Layout> layouts);
 
+// Whether every group of `layout` lies within one block of `block`
+// consecutive root indices (hosts of `block` ranks each, root indices
+// host-major). A mode (s:t) moves an index by multiples of t inside its
+// block of s*t, which stays in one block of `block` exactly when s*t divides
+// it; when it does not, some block of s*t has a boundary strictly inside it
+// and the group through the index just below that boundary crosses it. So
+// the test is exact, O(modes).
+//   block 4: (2):(1) -> true, (2):(2) -> true, (2):(4) -> false, (2,2):(4,1) -> false
+DEVMESH_API bool within_blocks(const Layout& layout, index_t block) noexcept;
+
 // "(2,2):(4,1)"; a single mode prints as "2:4"; no modes as "1:0".
 DEVMESH_API std::string to_string(const Layout& layout);
 DEVMESH_API std::ostream& operator<<(std::ostream& os, const Layout& layout);

@@ -9,14 +9,15 @@
 // communicators (never the parent).
 //
 // Creation makes no communicator: it only checks, in one MPI_Allreduce
-// over the parent, that every rank passed the same arguments. With MPI 4, a
-// dim's communicator is made with MPI_Comm_create_from_group over just the
-// caller's group, errors returned; the parent is not used again and may be
-// freed. A communicator of all root members (the "root communicator") is
-// made when an operation over all of them first needs it: create_comms(),
-// cart_comm(), record_hosts(), NCCL's split initialisation. (With MPI 3,
-// Mesh::create makes the root communicator and communicators are made from
-// it with MPI_Comm_create_group.)
+// over the parent, that every rank passed the same arguments. Where MPI has
+// MPI_Comm_create_from_group (MPI 4; also Open MPI 5, which reports MPI
+// 3.1), a dim's communicator is made with it over just the caller's group,
+// errors returned; the parent is not used again and may be freed. A
+// communicator of all root members (the "root communicator") is made when
+// an operation over all of them first needs it: create_comms(),
+// cart_comm(), record_hosts(), NCCL's split initialisation. (Without that
+// function, creation makes the root communicator and communicators are
+// made from it with MPI_Comm_create_group.)
 //
 // Collectiveness, the thing to know to avoid a deadlock (a collective call
 // waits without a deadline for every rank of its group, as MPI does; only
@@ -119,8 +120,8 @@ struct MeshOptions {
 };
 
 namespace detail {
-struct MeshState;
-struct MeshAccess;  // lib/runtime/hosts.hpp
+class MeshState;
+struct MeshAccess;  // lib/runtime/mesh_state.hpp
 }
 
 // The caller's neighbours along a dim (Mesh::neighbors): local ranks in the
@@ -180,8 +181,8 @@ class DEVMESH_API Mesh {
   // returned (owned by the mesh, counted in comm_count(), also the parent
   // whose error handler comm_errors=inherit takes); creation then proceeds as
   // create() over it. MPI_Init is not needed; destroy the mesh before
-  // MPI_Session_finalize. With MPI older than 4: Error(unsupported),
-  // nothing created.
+  // MPI_Session_finalize. With an MPI without MPI_Comm_create_from_group:
+  // Error(unsupported), nothing created.
   static Mesh create_from_group(MPI_Group group, std::string_view tag, std::vector<int> shape,
                                 std::vector<std::string> names, const MeshOptions& options = {});
 
@@ -264,8 +265,8 @@ class DEVMESH_API Mesh {
   Neighbors neighbors(std::string_view dim, bool periodic = false, int distance = 1) const;
   // Communicators the root has created so far, for checking reuse: one per
   // distinct layout asked for, plus the root communicator once made (see
-  // above). create() makes none (with an MPI older than 4: the root
-  // communicator, made at creation).
+  // above). create() makes none (with an MPI without
+  // MPI_Comm_create_from_group: the root communicator, made at creation).
   int comm_count() const;
 
  private:

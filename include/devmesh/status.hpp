@@ -30,6 +30,10 @@ enum class Status : int {
 // Short lower-case name of a status, e.g. "unknown_dim" (the planner's JSON
 // and the reference vectors use these names).
 DEVMESH_API std::string_view status_name(Status s) noexcept;
+// What a status value means, e.g. "unknown dim" ("unknown status" for a
+// value that is no Status): the text of the C API's devmesh_status_string.
+// The names and descriptions come from one table (lib/model/status.cpp).
+DEVMESH_API std::string_view status_description(int value) noexcept;
 DEVMESH_API std::ostream& operator<<(std::ostream& os, Status s);
 
 // An Error raised because an MPI call failed also keeps what MPI returned, so

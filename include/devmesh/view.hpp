@@ -71,6 +71,10 @@ class DEVMESH_API View {
   const std::vector<Dim>& dims() const noexcept { return dims_; }
   const Dim& dim(std::string_view name) const;   // unknown_dim
   std::size_t dim_index(std::string_view name) const;  // unknown_dim
+  // The rule of every call that takes a dim name: an empty name means the
+  // only dim of a 1-D view. Errors: an empty name on a view of several dims
+  // -> invalid_argument; an unknown name -> unknown_dim.
+  std::size_t dim_or_only(std::string_view name) const;
   std::vector<std::string> names() const;
   std::vector<index_t> shape() const;
   index_t size() const noexcept;                 // product of the dim sizes

@@ -24,8 +24,7 @@
 #include "devmesh/backend_plugin.h"
 #include "devmesh/hosts.hpp"
 #include "devmesh/mesh.hpp"
-#include "runtime/hosts.hpp"
-#include "runtime/mesh_state.hpp"
+#include "runtime/creation.hpp"
 
 // A handle: one view of a root mesh, plus its dim names as stable C strings
 // (devmesh_dim_name hands them out borrowed, for the handle's lifetime).
@@ -222,80 +221,75 @@ Creation creation_of(const devmesh_config_t* cfg) {
   return out;
 }
 
-// Runs a collective creation whose arguments the C layer checked first. A
-// problem only the C layer can see (`local`) must still be collective: the
-// rank joins the agreement of the creation the other ranks make, so that
-// they get INCONSISTENT instead of waiting forever, and ranks that all made
-// the same mistake all get its status.
-template <class Create>
-Mesh collective(MPI_Comm parent, const std::optional<Error>& local, Create&& create) {
-  if (local) devmesh::detail::join_failed_creation(parent, *local);
-  return create();
+// Runs a creation request built from C arguments. What the C layer finds
+// wrong on this rank (NULL pointers, ndim < 1, a malformed config) does not
+// fail here: `read` stores it in the request, and the rank joins the
+// creation's collective calls, so that every rank fails alike (the same
+// status where all found the same problem, else INCONSISTENT) instead of
+// leaving the others waiting. Problems that leave nothing to communicate
+// over (a NULL parent or group, a NULL tag) fail at once, on this rank.
+template <class Read>
+void run(devmesh::detail::CreationRequest r, const devmesh_config_t* config, devmesh_t* mesh, Read&& read) {
+  try {
+    Creation c = creation_of(config);
+    r.options = std::move(c.options);
+    need(mesh, "the mesh output pointer");
+    read(r, c);
+  } catch (const Error& e) {
+    r.error = e;
+  }
+  Mesh m = devmesh::detail::create(std::move(r));
+  if (!m.is_member()) {
+    *mesh = nullptr;
+    return;
+  }
+  give(make_handle(std::move(m)), mesh);
 }
 
-// devmesh_create*. Problems only the C layer can see (NULL pointers,
-// ndim < 1, a malformed config) are still collective (see collective()).
-// Host discovery for host_aware runs inside Mesh::create, after the
-// agreement, so a rank that fails here makes the same calls as the others
-// whatever the config asked for.
+// A shape and its names, as every creation but adoption takes them.
+void read_shape(devmesh::detail::CreationRequest& r, int ndim, const int shape[], const char* const names[]) {
+  if (ndim < 1) invalid("ndim is " + std::to_string(ndim) + "; a mesh needs at least one dim");
+  need(shape, "shape");
+  need(names, "names");
+  r.shape.assign(shape, shape + ndim);
+  r.names = strings(ndim, names, "names");
+}
+
+using devmesh::detail::CreationKind;
+
+// devmesh_create*.
 int create(const char* fn, MPI_Comm parent, int ndim, const int shape[], const char* const names[],
            devmesh_t* mesh, const devmesh_config_t* config = nullptr) {
   return guard(fn, [&] {
     if (parent == MPI_COMM_NULL) invalid("the parent communicator is MPI_COMM_NULL");
-    std::optional<Error> local;
-    std::vector<int> shape_v;
-    std::vector<std::string> names_v;
-    Creation c;
-    try {
-      c = creation_of(config);
-      need(mesh, "the mesh output pointer");
-      if (ndim < 1) invalid("ndim is " + std::to_string(ndim) + "; a mesh needs at least one dim");
-      need(shape, "shape");
-      need(names, "names");
-      shape_v.assign(shape, shape + ndim);
-      names_v = strings(ndim, names, "names");
-    } catch (const Error& e) {
-      local = e;
-    }
-    Mesh m = collective(parent, local, [&] {
-      return c.ranks ? Mesh::create(parent, std::move(shape_v), std::move(names_v), std::move(*c.ranks), c.options)
-                     : Mesh::create(parent, std::move(shape_v), std::move(names_v), c.options);
+    devmesh::detail::CreationRequest r;
+    r.parent = parent;
+    run(std::move(r), config, mesh, [&](devmesh::detail::CreationRequest& req, Creation& c) {
+      if (c.ranks) {
+        req.kind = CreationKind::ranks;
+        req.ranks = std::move(*c.ranks);
+      }
+      read_shape(req, ndim, shape, names);
     });
-    if (!m.is_member()) {
-      *mesh = nullptr;
-      return;
-    }
-    give(make_handle(std::move(m)), mesh);
   });
 }
 
-// devmesh_create_from_comms*. Problems only the C layer sees join the
-// adoption's agreement (see detail::adopt_comms), as for create().
+// devmesh_create_from_comms*.
 int create_from_comms(const char* fn, MPI_Comm parent, int ndim, const std::vector<MPI_Comm>* comms,
                       const char* const names[], const devmesh_config_t* config, devmesh_t* mesh) {
   return guard(fn, [&] {
     if (parent == MPI_COMM_NULL) invalid("the parent communicator is MPI_COMM_NULL");
-    std::optional<Error> local;
-    std::vector<std::string> names_v;
-    Creation c;
-    try {
-      c = creation_of(config);
-      need(mesh, "the mesh output pointer");
+    devmesh::detail::CreationRequest r;
+    r.kind = CreationKind::comms;
+    r.parent = parent;
+    run(std::move(r), config, mesh, [&](devmesh::detail::CreationRequest& req, Creation& c) {
       if (c.ranks) invalid("a rank list does not apply to adopted communicators: their ranks give the order");
       if (ndim < 1) invalid("ndim is " + std::to_string(ndim) + "; a mesh needs at least one dim");
       need(comms, "comms");
       need(names, "names");
-      names_v = strings(ndim, names, "names");
-    } catch (const Error& e) {
-      local = e;
-    }
-    Mesh m = devmesh::detail::adopt_comms(parent, comms ? *comms : std::vector<MPI_Comm>{}, names_v, c.options,
-                                          local ? &*local : nullptr);
-    if (!m.is_member()) {
-      *mesh = nullptr;
-      return;
-    }
-    give(make_handle(std::move(m)), mesh);
+      req.comms = *comms;
+      req.names = strings(ndim, names, "names");
+    });
   });
 }
 
@@ -304,25 +298,26 @@ int create_from_group(const char* fn, MPI_Group group, const char* tag, int ndim
                       const char* const names[], const devmesh_config_t* config, devmesh_t* mesh) {
   return guard(fn, [&] {
     need(tag, "tag");
-    std::optional<Error> local;
-    std::vector<int> shape_v;
-    std::vector<std::string> names_v;
-    Creation c;
-    try {
-      c = creation_of(config);
-      need(mesh, "the mesh output pointer");
+    devmesh::detail::CreationRequest r;
+    r.kind = CreationKind::group;
+    r.group = group;
+    r.tag = tag;
+    run(std::move(r), config, mesh, [&](devmesh::detail::CreationRequest& req, Creation& c) {
       if (c.ranks) invalid("a rank list does not apply to a mesh from a group: the group lists the members");
-      if (ndim < 1) invalid("ndim is " + std::to_string(ndim) + "; a mesh needs at least one dim");
-      need(shape, "shape");
-      need(names, "names");
-      shape_v.assign(shape, shape + ndim);
-      names_v = strings(ndim, names, "names");
-    } catch (const Error& e) {
-      local = e;
-    }
-    Mesh m = devmesh::detail::create_from_group(group, tag, std::move(shape_v), std::move(names_v), c.options,
-                                                local ? &*local : nullptr);
-    give(make_handle(std::move(m)), mesh);
+      read_shape(req, ndim, shape, names);
+    });
+  });
+}
+
+// devmesh_create_hosts*.
+int create_hosts(const char* fn, MPI_Comm parent, const char* host_dim, const char* local_dim, devmesh_t* mesh) {
+  return guard(fn, [&] {
+    if (parent == MPI_COMM_NULL) invalid("the parent communicator is MPI_COMM_NULL");
+    devmesh::detail::CreationRequest r;
+    r.kind = CreationKind::hosts;
+    r.parent = parent;
+    r.names = {host_dim ? host_dim : "host", local_dim ? local_dim : "local"};
+    run(std::move(r), nullptr, mesh, [](devmesh::detail::CreationRequest&, Creation&) {});
   });
 }
 
@@ -362,18 +357,6 @@ int devmesh_create_ex_f(MPI_Fint parent, int ndim, const int shape[], const char
   return create("devmesh_create_ex_f", MPI_Comm_f2c(parent), ndim, shape, names, mesh, config);
 }
 
-namespace {
-int create_hosts(const char* fn, MPI_Comm parent, const char* host_dim, const char* local_dim, devmesh_t* mesh) {
-  return guard(fn, [&] {
-    if (parent == MPI_COMM_NULL) invalid("the parent communicator is MPI_COMM_NULL");
-    std::optional<Error> local;
-    if (!mesh) local = Error(Status::invalid_argument, "the mesh output pointer is NULL");
-    if (local) devmesh::detail::join_failed_host_creation(parent, *local);
-    Mesh m = devmesh::create_host_mesh(parent, host_dim ? host_dim : "host", local_dim ? local_dim : "local");
-    give(make_handle(std::move(m)), mesh);
-  });
-}
-}  // namespace
 
 int devmesh_create_hosts(MPI_Comm parent, const char* host_dim, const char* local_dim, devmesh_t* mesh) {
   return create_hosts("devmesh_create_hosts", parent, host_dim, local_dim, mesh);
@@ -388,7 +371,7 @@ int devmesh_dim_within_hosts(devmesh_t m, const char* dim, int* within) {
     need(within, "within");
     const Mesh& mesh = mesh_of(m);
     const std::string_view d = dim_arg(dim);
-    const bool w = devmesh::dim_within_hosts(mesh, d.empty() ? std::string_view(mesh.names().at(0)) : d);
+    const bool w = devmesh::dim_within_hosts(mesh, d);
     *within = w ? 1 : 0;
   });
 }
@@ -417,7 +400,7 @@ int devmesh_dim_backend(devmesh_t m, const char* dim, const char** backend) {
 }
 
 int devmesh_register_backend(const devmesh_backend_v1_t* backend) {
-  return guard("devmesh_register_backend", [&] { devmesh::detail::register_backend(backend); });
+  return guard("devmesh_register_backend", [&] { devmesh::register_backend(backend); });
 }
 
 int devmesh_destroy(devmesh_t* mesh) {
@@ -974,20 +957,8 @@ int devmesh_sendrecv(devmesh_t m, const char* dim, const void* sendbuf, size_t s
 }
 
 const char* devmesh_status_string(int status) {
-  switch (status) {
-    case DEVMESH_SUCCESS: return "success";
-    case DEVMESH_ERR_INVALID_ARGUMENT: return "invalid argument";
-    case DEVMESH_ERR_SHAPE_MISMATCH: return "shape mismatch";
-    case DEVMESH_ERR_UNKNOWN_DIM: return "unknown dim";
-    case DEVMESH_ERR_DUPLICATE_NAME: return "duplicate name";
-    case DEVMESH_ERR_OVERLAP: return "overlapping dims";
-    case DEVMESH_ERR_INCONSISTENT: return "inconsistent arguments across ranks";
-    case DEVMESH_ERR_NOT_MEMBER: return "not a member of the mesh";
-    case DEVMESH_ERR_BACKEND: return "backend failure";
-    case DEVMESH_ERR_UNSUPPORTED: return "unsupported";
-    case DEVMESH_ERR_INTERNAL: return "internal error";
-    default: return "unknown status";
-  }
+  // A string_view into the status table's literals: NUL-terminated.
+  return devmesh::status_description(status).data();
 }
 
 const char* devmesh_last_error(void) { return last_error_text.c_str(); }

@@ -208,4 +208,10 @@ std::string to_string(const Layout& layout) {
 
 std::ostream& operator<<(std::ostream& os, const Layout& layout) { return os << to_string(layout); }
 
+bool within_blocks(const Layout& layout, index_t block) noexcept {
+  for (const Mode& m : layout.modes)
+    if (m.size > 1 && (block <= 0 || block % (m.size * m.stride) != 0)) return false;
+  return true;
+}
+
 }  // namespace devmesh

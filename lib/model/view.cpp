@@ -125,6 +125,13 @@ std::size_t View::dim_index(std::string_view name) const {
   fail(Status::unknown_dim, "unknown dim " + quoted(name) + " (this view has " + join(have, ", ") + ")");
 }
 
+std::size_t View::dim_or_only(std::string_view name) const {
+  if (!name.empty()) return dim_index(name);
+  if (dims_.size() != 1)
+    fail(Status::invalid_argument, "a dim name is needed: this view has " + std::to_string(dims_.size()) + " dims");
+  return 0;
+}
+
 std::vector<std::string> View::names() const {
   std::vector<std::string> out;
   for (const Dim& d : dims_) out.push_back(d.name);

@@ -6,14 +6,13 @@
 #include <string>
 #include <unordered_map>
 
+#include "creation.hpp"
 #include "mesh_state.hpp"
 #include "mpi_check.hpp"
 
 namespace devmesh {
 namespace detail {
 namespace {
-
-void check_parent(MPI_Comm parent) { check_parent_usable(parent); }
 
 // The value of DEVMESH_HOST_ID, empty when unset or set to "".
 std::string host_id_override() {
@@ -73,12 +72,12 @@ std::string counts_text(const HostInfo& info) {
 std::shared_ptr<const RootHosts> hosts_of(const Mesh& mesh) {
   const auto& state = MeshAccess::state(mesh);
   if (!state) throw Error(Status::not_member, "the caller is not a member of this mesh (null mesh)");
-  std::lock_guard lock(state->mutex);
-  if (!state->hosts)
+  auto hosts = state->hosts();
+  if (!hosts)
     throw Error(Status::invalid_argument,
                 "no host info on this mesh: create it with create_host_mesh or create_host_aware, "
                 "or call record_hosts(mesh) first (collective over the root's members)");
-  return state->hosts;
+  return hosts;
 }
 
 }  // namespace
@@ -138,23 +137,13 @@ std::vector<int> host_major(const std::vector<int>& host_of, const HostInfo& inf
   return ranks;
 }
 
-void record_host_major(const Mesh& mesh, const HostInfo& info) {
-  const auto& state = MeshAccess::state(mesh);
-  if (!state) return;
-  auto hosts = std::make_shared<RootHosts>();
-  hosts->caller = info;
-  hosts->local_size = info.local_size;
-  std::lock_guard lock(state->mutex);
-  state->hosts = std::move(hosts);
-}
-
 }  // namespace detail
 
 using detail::host_info_of;
 using detail::host_table;
 
 HostInfo discover_hosts(MPI_Comm parent) {
-  detail::check_parent(parent);
+  detail::check_parent_usable(parent);
   int rank = 0;
   DEVMESH_MPI(MPI_Comm_rank(parent, &rank));
   return host_info_of(host_table(parent), rank);
@@ -162,16 +151,12 @@ HostInfo discover_hosts(MPI_Comm parent) {
 
 Mesh create_host_mesh(MPI_Comm parent, std::string host_dim, std::string local_dim,
                       const MeshOptions& options) {
-  detail::check_parent(parent);
-  int rank = 0;
-  DEVMESH_MPI(MPI_Comm_rank(parent, &rank));
-  const std::vector<int> host_of = host_table(parent);
-  const HostInfo info = host_info_of(host_of, rank);
-  std::vector<int> ranks = detail::host_major(host_of, info, "a host mesh");
-  Mesh mesh = Mesh::create(parent, {info.hosts, info.local_size},
-                           {std::move(host_dim), std::move(local_dim)}, std::move(ranks), options);
-  detail::record_host_major(mesh, info);
-  return mesh;
+  detail::CreationRequest r;
+  r.kind = detail::CreationKind::hosts;
+  r.parent = parent;
+  r.names = {std::move(host_dim), std::move(local_dim)};
+  r.options = options;
+  return detail::create(std::move(r));
 }
 
 Mesh create_host_aware(MPI_Comm parent, std::vector<int> shape, std::vector<std::string> names,
@@ -181,35 +166,14 @@ Mesh create_host_aware(MPI_Comm parent, std::vector<int> shape, std::vector<std:
   return Mesh::create(parent, std::move(shape), std::move(names), aware);
 }
 
-namespace detail {
-
-void join_failed_host_creation(MPI_Comm parent, const Error& local) {
-  check_parent(parent);
-  int rank = 0;
-  DEVMESH_MPI(MPI_Comm_rank(parent, &rank));
-  const std::vector<int> host_of = host_table(parent);
-  host_major(host_of, host_info_of(host_of, rank), "a host mesh");
-  join_failed_creation(parent, local);
-}
-
-}  // namespace detail
-
 void record_hosts(const Mesh& mesh) {
   const auto& state = detail::MeshAccess::state(mesh);
   if (!state) throw Error(Status::not_member, "the caller is not a member of this mesh (null mesh)");
-  {
-    std::lock_guard lock(state->mutex);
-    if (state->hosts) return;
-  }
+  if (state->hosts()) return;
   // Rank x of the root communicator is root index x.
-  MPI_Comm root_comm = MPI_COMM_NULL;
-  {
-    std::lock_guard lock(state->mutex);
-    root_comm = state->root_comm();
-  }
-  std::vector<int> host_of = host_table(root_comm);
+  std::vector<int> host_of = host_table(state->root_comm());
   auto hosts = std::make_shared<detail::RootHosts>();
-  hosts->caller = host_info_of(host_of, state->index);
+  hosts->caller = host_info_of(host_of, state->index());
   bool host_major = hosts->caller.uniform;
   const int per_host = hosts->caller.local_size;
   for (std::size_t x = 0; host_major && x < host_of.size(); ++x)
@@ -218,8 +182,7 @@ void record_hosts(const Mesh& mesh) {
     hosts->local_size = per_host;
   else
     hosts->host_of = std::move(host_of);
-  std::lock_guard lock(state->mutex);
-  if (!state->hosts) state->hosts = std::move(hosts);
+  state->set_hosts(std::move(hosts));
 }
 
 HostInfo host_info(const Mesh& mesh) { return detail::hosts_of(mesh)->caller; }
@@ -227,25 +190,8 @@ HostInfo host_info(const Mesh& mesh) { return detail::hosts_of(mesh)->caller; }
 bool dim_within_hosts(const Mesh& mesh, std::string_view dim) {
   const auto hosts = detail::hosts_of(mesh);
   const View& view = mesh.view();
-  std::size_t d = 0;
-  if (dim.empty()) {
-    if (view.ndim() != 1)
-      throw Error(Status::invalid_argument,
-                  "a dim name is needed: this view has " + std::to_string(view.ndim()) + " dims");
-  } else {
-    d = view.dim_index(dim);
-  }
-  const Layout& layout = view.dims()[d].layout;
-  if (hosts->local_size > 0) {
-    // Host-major over hosts of L ranks: a mode (s:t) moves a rank by
-    // multiples of t within blocks of s*t, which stay inside one host exactly
-    // when s*t divides L. A mode with s*t not dividing L puts some group
-    // across a host boundary (a multiple of L falls inside one of its
-    // blocks), so the test is exact.
-    for (const Mode& m : layout.modes)
-      if (m.size > 1 && hosts->local_size % (m.size * m.stride) != 0) return false;
-    return true;
-  }
+  const Layout& layout = view.dims()[view.dim_or_only(dim)].layout;
+  if (hosts->local_size > 0) return within_blocks(layout, hosts->local_size);
   const index_t w = view.root_size();
   for (index_t x = 0; x < w; ++x)
     if (hosts->host(x) != hosts->host(group_base(layout, x))) return false;

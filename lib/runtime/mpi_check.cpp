@@ -1,5 +1,7 @@
 #include "mpi_check.hpp"
 
+#include "mpi_features.hpp"
+
 #include <cstring>
 #include <memory>
 
@@ -51,7 +53,7 @@ void check_parent_usable(MPI_Comm parent) {
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
-  const bool sessions = MPI_VERSION >= 4 && parent != MPI_COMM_WORLD && parent != MPI_COMM_SELF;
+  const bool sessions = mpi::has_comm_from_group && parent != MPI_COMM_WORLD && parent != MPI_COMM_SELF;
   if (finalized || (!initialized && !sessions))
     throw Error(Status::invalid_argument, "MPI is not initialized (or already finalized)");
   if (parent == MPI_COMM_NULL) throw Error(Status::invalid_argument, "the parent communicator is MPI_COMM_NULL");

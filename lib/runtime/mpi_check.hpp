@@ -24,7 +24,7 @@ void return_errors(MPI_Comm& comm);
 
 // Throws Error(invalid_argument) unless MPI can be used on parent: not
 // after MPI_Finalize, and before (or without) MPI_Init only where the
-// Sessions model allows it: MPI 4 and a parent other than MPI_COMM_WORLD and
+// Sessions model allows it: an MPI with communicators from groups and a parent other than MPI_COMM_WORLD and
 // MPI_COMM_SELF (which MPI_Init makes), i.e. one made from a session's group.
 void check_parent_usable(MPI_Comm parent);
 

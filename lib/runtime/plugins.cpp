@@ -334,31 +334,6 @@ const devmesh_backend_v1_t& load_backend(std::string_view name) {
   return *table;
 }
 
-void register_backend(const devmesh_backend_v1_t* table) {
-  if (!table) throw Error(Status::invalid_argument, "the backend table is NULL");
-  if (const std::string problem =
-          table_problem(*table, {DEVMESH_BACKEND_ABI_VERSION, DEVMESH_BACKEND_ABI_VERSION_2});
-      !problem.empty())
-    throw Error(Status::invalid_argument, "the backend table cannot be used: " + problem);
-  const std::string_view name = table->name;
-  check_name(name);
-  if (name == "mpi") throw Error(Status::invalid_argument, "the name 'mpi' is reserved for the built-in backend");
-  Registry& r = registry();
-  std::lock_guard lock(r.mutex);
-  if (auto it = r.tables.find(name); it != r.tables.end()) {
-    if (it->second == table) return;
-    throw Error(Status::duplicate_name, "another backend is already registered or loaded as '" +
-                                            std::string(name) + "'");
-  }
-  if (table->init) {
-    if (const int rc = table->init(); rc != DEVMESH_SUCCESS)
-      throw Error(Status::unsupported, "backend '" + std::string(name) +
-                                           "' failed to initialise: " + plugin_message(*table));
-  }
-  r.broken.erase(std::string(name));
-  r.tables.emplace(std::string(name), table);
-}
-
 std::vector<std::pair<std::string, std::string>> split_options(const std::vector<std::string>& items,
                                                                 std::string_view what) {
   std::vector<std::pair<std::string, std::string>> out;
@@ -429,6 +404,32 @@ std::string agreed_options(const BackendSpec& spec, const devmesh_backend_v1_t* 
 }  // namespace devmesh::detail
 
 namespace devmesh {
+
+void register_backend(const devmesh_backend_v1_t* table) {
+  if (!table) throw Error(Status::invalid_argument, "the backend table is NULL");
+  if (const std::string problem =
+          detail::table_problem(*table, {DEVMESH_BACKEND_ABI_VERSION, DEVMESH_BACKEND_ABI_VERSION_2});
+      !problem.empty())
+    throw Error(Status::invalid_argument, "the backend table cannot be used: " + problem);
+  const std::string_view name = table->name;
+  detail::check_name(name);
+  if (name == "mpi") throw Error(Status::invalid_argument, "the name 'mpi' is reserved for the built-in backend");
+  detail::Registry& r = detail::registry();
+  std::lock_guard lock(r.mutex);
+  if (auto it = r.tables.find(name); it != r.tables.end()) {
+    if (it->second == table) return;
+    throw Error(Status::duplicate_name, "another backend is already registered or loaded as '" +
+                                            std::string(name) + "'");
+  }
+  if (table->init) {
+    if (const int rc = table->init(); rc != DEVMESH_SUCCESS)
+      throw Error(Status::unsupported, "backend '" + std::string(name) +
+                                           "' failed to initialise: " + detail::plugin_message(*table));
+  }
+  r.broken.erase(std::string(name));
+  r.tables.emplace(std::string(name), table);
+}
+
 
 Request::~Request() {
   if (!request_) return;

@@ -21,9 +21,6 @@ namespace devmesh::detail {
 // init() failing) -> unsupported, saying why.
 const devmesh_backend_v1_t& load_backend(std::string_view name);
 
-// devmesh_register_backend's rule (see backend_plugin.h).
-void register_backend(const devmesh_backend_v1_t* table);
-
 // The built-in MPI backend (backends/mpi).
 const devmesh_backend_v1_t& mpi_backend();
 

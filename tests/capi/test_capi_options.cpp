@@ -174,7 +174,7 @@ BOOST_AUTO_TEST_CASE(bad_configs) {
                         "different backend options on rank 0 and rank " + std::to_string(world_size() - 1));
     cfg = DEVMESH_CONFIG_INITIALIZER;
     cfg.magic = world_rank() == 0 ? 1u : DEVMESH_CONFIG_MAGIC;
-    expect_create_error(&cfg, DEVMESH_ERR_INCONSISTENT, "different arguments (as checked by the C API) on rank 0 and rank 1");
+    expect_create_error(&cfg, DEVMESH_ERR_INCONSISTENT, "different arguments (as checked by the interface called) on rank 0 and rank 1");
   }
 }
 
@@ -283,6 +283,19 @@ BOOST_AUTO_TEST_CASE(host_mesh_with_simulated_hosts) {
     }
     BOOST_TEST(devmesh_dim_within_hosts(m, "tp", &within) == DEVMESH_SUCCESS);
     BOOST_TEST(within == 1);
+    // A NULL dim is the only dim of a 1-D view; on the 2-D mesh it is
+    // refused (not taken for dim 0), the output untouched.
+    within = -1;
+    BOOST_TEST(devmesh_dim_within_hosts(m, nullptr, &within) == DEVMESH_ERR_INVALID_ARGUMENT);
+    BOOST_TEST(std::string(devmesh_last_error()).find("a dim name is needed") != std::string::npos,
+               devmesh_last_error());
+    BOOST_TEST(within == -1);
+    const char* tp_only[1] = {"tp"};
+    devmesh_t tp_view = nullptr;
+    BOOST_TEST(devmesh_slice(m, 1, tp_only, &tp_view) == DEVMESH_SUCCESS);
+    BOOST_TEST(devmesh_dim_within_hosts(tp_view, nullptr, &within) == DEVMESH_SUCCESS);
+    BOOST_TEST(within == 1);
+    devmesh_destroy(&tp_view);
     devmesh_destroy(&m);
   }
   unsetenv("DEVMESH_HOST_ID");

@@ -164,6 +164,10 @@ BOOST_AUTO_TEST_CASE(meshes_follow_the_machine) {
   Mesh a = create_host_aware(MPI_COMM_WORLD, {0, info.local_size}, {"dp", "tp"});
   BOOST_TEST(a.group("tp") == mine);
   BOOST_TEST(dim_within_hosts(a, "tp"));
+  // No dim name: the only dim of a 1-D view; on a view of several dims,
+  // invalid_argument on every rank (the rule of every call taking a dim).
+  expect_error_everywhere(Status::invalid_argument, [&] { dim_within_hosts(a, ""); }, "a dim name is needed");
+  BOOST_TEST(dim_within_hosts(a["tp"], ""));
 }
 
 BOOST_AUTO_TEST_CASE(discovery_with_simulated_hosts) {

@@ -42,13 +42,8 @@ Placement placement(const View& view, std::size_t dim, const Hosts& hosts) {
   const index_t w = view.root_size();
   Placement p;
   if (!view.has_rank_list() && w > max_listed_ranks) {
-    // Root index x is parent rank x, hosts are blocks of K root indices. A
-    // mode (s:t) moves an index by multiples of t inside its block of s*t,
-    // which stays on one host exactly when s*t divides K; when it does not,
-    // some block of s*t has a host boundary strictly inside it and the group
-    // through the index just below that boundary crosses it.
-    for (const Mode& m : layout.modes)
-      if (m.size > 1 && hosts.ranks_per_host % (m.size * m.stride) != 0) p.intra_host = false;
+    // Root index x is parent rank x, hosts are blocks of K root indices.
+    p.intra_host = within_blocks(layout, hosts.ranks_per_host);
     if (p.intra_host) p.min_hosts = p.max_hosts = 1;
     return p;
   }

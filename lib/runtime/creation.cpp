@@ -1,0 +1,310 @@
+// The creation driver (creation.hpp): local checks -> agreement -> host
+// discovery -> build, the same sequence of collective calls on every rank
+// whatever its arguments, so that a rank that fails does not leave the
+// others waiting.
+#include "creation.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+
+#include "devmesh/hosts.hpp"
+#include "adoption.hpp"
+#include "agreement.hpp"
+#include "finalize.hpp"
+#include "hosts.hpp"
+#include "mesh_state.hpp"
+#include "mpi_check.hpp"
+#include "mpi_features.hpp"
+
+namespace devmesh::detail {
+namespace {
+
+std::vector<index_t> widen(const std::vector<int>& v) { return {v.begin(), v.end()}; }
+
+// Roots made by this process so far: the agreement takes the largest count
+// over the parent, which keeps the roots' creation tags apart.
+std::atomic<std::uint64_t> roots_made{0};
+
+// A creation under way on this rank.
+struct Creation {
+  explicit Creation(CreationRequest r) : request(std::move(r)) {}
+  CreationRequest request;
+  MPI_Comm parent = MPI_COMM_NULL;
+  // The communicator made from request.group (kind group), freed unless it
+  // becomes the root communicator.
+  MPI_Comm group_comm = MPI_COMM_NULL;
+  int world = 0, me = 0;
+  std::optional<View> view;
+  std::vector<int> order;  // the rank list of the root, when it has one
+  std::optional<HostInfo> hosts;
+  Adopting adopting;
+  std::vector<std::pair<BackendSpec, std::unique_ptr<BackendInstance>>> backends;
+  std::uint64_t seq = 0, digest = 0;
+
+  ~Creation() {
+    if (group_comm != MPI_COMM_NULL && mpi_alive()) MPI_Comm_free(&group_comm);
+  }
+  bool has_rank_list() const { return !order.empty(); }
+};
+
+const char* call_of(CreationKind kind) { return kind == CreationKind::comms ? "mesh adoption" : "mesh creation"; }
+
+// The parent every collective call of the creation runs over. Kind group:
+// a communicator made from the group first (collective over its members).
+// Problems here cannot be shared with the other ranks (there is nothing to
+// share them over): they throw on this rank alone.
+void open_parent(Creation& c) {
+  CreationRequest& r = c.request;
+  if (r.kind == CreationKind::group) {
+    if (!mpi::has_comm_from_group) mpi::comm_from_session_group(r.group, r.tag);  // throws unsupported
+    if (r.group == MPI_GROUP_NULL) throw Error(Status::invalid_argument, "the group is MPI_GROUP_NULL");
+    int me = MPI_UNDEFINED;
+    DEVMESH_MPI(MPI_Group_rank(r.group, &me));
+    if (me == MPI_UNDEFINED)
+      throw Error(Status::invalid_argument, "the caller is not a member of the group (only members call)");
+    c.group_comm = mpi::comm_from_session_group(r.group, r.tag);
+    c.parent = c.group_comm;
+  } else {
+    c.parent = r.parent;
+  }
+  // Under the Sessions model (no MPI_Init) the parent is a communicator
+  // made from a session's group: see check_parent_usable.
+  check_parent_usable(c.parent);
+  DEVMESH_MPI(MPI_Comm_size(c.parent, &c.world));
+  DEVMESH_MPI(MPI_Comm_rank(c.parent, &c.me));
+}
+
+// Opens (and so checks) every backend the options name.
+void load_backends(Creation& c) {
+  const MeshOptions& options = c.request.options;
+  if (options.comm_errors != CommErrors::inherit && options.comm_errors != CommErrors::return_codes)
+    throw Error(Status::invalid_argument, "comm_errors " + std::to_string(static_cast<int>(options.comm_errors)) +
+                                              " is not a CommErrors");
+  for (BackendSpec& b : backends_named(options)) {
+    // The built-in MPI backend without options has nothing to check: its
+    // instance is made when a dim first needs it.
+    if (b.name == "mpi" && b.options.empty()) continue;
+    auto instance = std::make_unique<BackendInstance>(b);
+    c.backends.emplace_back(std::move(b), std::move(instance));
+  }
+}
+
+// Everything this rank can check before the agreement.
+void check_locally(Creation& c) {
+  const CreationRequest& r = c.request;
+  if (r.error) throw *r.error;
+  const bool host_aware = r.options.host_aware;
+  switch (r.kind) {
+    case CreationKind::ranks:
+      if (r.ranks.empty()) throw Error(Status::invalid_argument, "the rank list is empty");
+      if (host_aware)
+        throw Error(Status::invalid_argument,
+                    "host_aware orders all of the parent's ranks by host; it does not take a rank list");
+      break;
+    case CreationKind::comms:
+      if (host_aware)
+        throw Error(Status::invalid_argument,
+                    "host_aware does not apply to adopted communicators: their ranks give the order");
+      break;
+    default:
+      break;
+  }
+  load_backends(c);
+  switch (r.kind) {
+    case CreationKind::comms:
+      c.adopting = read_comms(c.parent, r.comms, r.names);
+      break;
+    case CreationKind::hosts:
+      // The names now; the shape once the hosts are known.
+      View::create(RootSpec{{1, c.world}, r.names, c.world, {}});
+      break;
+    default:
+      c.view = View::create(RootSpec{widen(r.shape), r.names, c.world, widen(r.ranks)});
+      if (r.kind == CreationKind::ranks) c.order = r.ranks;
+  }
+}
+
+// The arguments every rank must pass alike, for the agreement: the same
+// fields for every kind.
+std::vector<Field> fields_of(const Creation& c) {
+  const CreationRequest& r = c.request;
+  Hash kind, checked, sh, nm, rk, nc, ha, be, op;
+  kind.add(static_cast<std::int64_t>(r.kind));
+  checked.add(static_cast<std::int64_t>(r.error ? r.error->status() : Status::success));
+  for (int s : r.shape) sh.add(s);
+  for (const std::string& n : r.names) nm.add(n);
+  rk.add(static_cast<std::int64_t>(r.ranks.size()));
+  for (int x : r.ranks) rk.add(x);
+  nc.add(static_cast<std::int64_t>(r.comms.size()));
+  ha.add(r.options.host_aware ? 1 : 0);
+  be.add(r.options.backend);
+  for (const auto& [dim, backend] : r.options.dim_backends) {
+    be.add(dim);
+    be.add(backend);
+  }
+  // Every backend named, with its options as each backend parsed them,
+  // without those it takes per rank (NCCL's device); where a backend did
+  // not load, its options as given (see agreed_options).
+  for (const BackendSpec& spec : backends_named(r.options)) {
+    const devmesh_backend_v1_t* table = nullptr;
+    for (const auto& [loaded, instance] : c.backends)
+      if (instance && loaded.key() == spec.key()) table = &instance->table();
+    op.add(agreed_options(spec, table));
+  }
+  return {{"ways of creating the mesh", kind.h},
+          {"arguments (as checked by the interface called)", checked.h},
+          {"shapes", sh.h},
+          {"dim names", nm.h},
+          {"rank lists", rk.h},
+          {"numbers of communicators", nc.h},
+          {"host_aware settings", ha.h},
+          {"backends", be.h},
+          {"backend options", op.h}};
+}
+
+// Every rank makes this one collective call whatever its arguments, so
+// that ranks that disagree get an error instead of a hang. It is the only
+// communication of creation for MPI-only meshes: no communicator is made
+// until one is asked for (where MPI makes communicators from groups).
+void agree_on_arguments(Creation& c) {
+  Status local = Status::success;
+  std::string message;
+  try {
+    check_locally(c);
+  } catch (const Error& e) {
+    local = e.status();
+    message = e.what();
+  }
+  const std::vector<Field> fields = fields_of(c);
+  c.seq = agree(c.parent, call_of(c.request.kind), fields, local, message, roots_made.load());
+  roots_made = c.seq + 1;
+  Hash h;
+  for (const Field& f : fields) h.add(static_cast<std::int64_t>(f.digest));
+  c.digest = h.h;
+}
+
+// Host discovery comes after the agreement, so that every rank makes it
+// only once all agreed to. Its errors (uneven hosts, DEVMESH_HOST_ID on
+// some ranks only) come from tables every rank holds alike, so they are
+// the same on every rank.
+void order_by_host(Creation& c) {
+  const CreationRequest& r = c.request;
+  const bool host_mesh = r.kind == CreationKind::hosts;
+  const std::vector<int> host_of = host_table(c.parent);
+  c.hosts = host_info_of(host_of, c.me);
+  c.order = host_major(host_of, *c.hosts, host_mesh ? "a host mesh" : "a host-aware mesh");
+  const std::vector<index_t> shape =
+      host_mesh ? std::vector<index_t>{c.hosts->hosts, c.hosts->local_size} : c.view->root_shape();
+  c.view = View::create(RootSpec{shape, r.names, c.world, widen(c.order)});
+}
+
+// The adopted communicators' layout: one allgather of what each rank holds,
+// from which every rank derives the same layout or the same error.
+void adopt_layout(Creation& c) {
+  const int n = static_cast<int>(c.request.comms.size());
+  const std::vector<int> mine = adoption_record(c.adopting, c.request.comms.size());
+  std::vector<int> table(mine.size() * static_cast<std::size_t>(c.world));
+  DEVMESH_MPI(MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_INT, table.data(),
+                            static_cast<int>(mine.size()), MPI_INT, c.parent));
+  Status local = Status::success;
+  std::string message;
+  try {
+    auto [shape, ranks] = adopted_layout(table, c.world, n);
+    c.order = std::move(ranks);
+    c.view = View::create(RootSpec{widen(shape), c.request.names, c.world, widen(c.order)});
+    check_adopted_groups(*c.view, c.adopting, c.me, c.request.names);
+  } catch (const Error& e) {
+    local = e.status();
+    message = e.what();
+  }
+  agree(c.parent, "mesh adoption", {}, local, message);
+  Hash h;
+  for (int x : table) h.add(x);
+  c.digest = h.h;
+}
+
+// Builds the root's state once every rank agreed. Collective over the
+// parent: host discovery for plugin backends unless known already, and,
+// where MPI cannot make communicators from groups, the root communicator.
+Mesh build(Creation& c) {
+  const CreationRequest& r = c.request;
+  // Plugin backends pick a device by the rank's position on its host
+  // (DEVMESH_HOST_ID honoured, see hosts.hpp).
+  const bool plugins =
+      std::any_of(c.backends.begin(), c.backends.end(), [](const auto& b) { return b.first.name != "mpi"; });
+  const int host_rank = !plugins ? 0 : c.hosts ? c.hosts->local_rank : discover_hosts(c.parent).local_rank;
+  // The members in root-index order, as a group (no communicator yet).
+  MPI_Group parent_group = MPI_GROUP_NULL, group = MPI_GROUP_NULL;
+  DEVMESH_MPI(MPI_Comm_group(c.parent, &parent_group));
+  if (!c.has_rank_list()) {
+    group = parent_group;
+  } else {
+    const int rc = MPI_Group_incl(parent_group, static_cast<int>(c.order.size()), c.order.data(), &group);
+    MPI_Group_free(&parent_group);
+    check_mpi(rc, "MPI_Group_incl");
+  }
+  // Without communicators from groups, every communicator comes from a
+  // root communicator, made here (non-members get MPI_COMM_NULL).
+  MPI_Comm root_comm = MPI_COMM_NULL;
+  if (!mpi::has_comm_from_group) {
+    if (int rc = MPI_Comm_create(c.parent, group, &root_comm); rc != MPI_SUCCESS) {
+      MPI_Group_free(&group);
+      check_mpi(rc, "MPI_Comm_create");
+    }
+    try {
+      return_errors(root_comm);
+    } catch (...) {
+      MPI_Group_free(&group);
+      throw;
+    }
+  }
+  const std::optional<index_t> index = c.view->root_index(c.me);
+  if (!index) {
+    MPI_Group_free(&group);
+    return Mesh();
+  }
+  std::shared_ptr<MeshState> state;
+  try {
+    watch_finalize();
+    state = std::make_shared<MeshState>(*c.view, group, static_cast<int>(*index), c.me, host_rank,
+                                        std::to_string(c.seq) + "." + std::to_string(c.digest), r.options);
+  } catch (...) {
+    if (!state) MPI_Group_free(&group);
+    if (root_comm != MPI_COMM_NULL) MPI_Comm_free(&root_comm);
+    throw;
+  }
+  // The state frees what it takes from here on, also if what follows throws.
+  if (root_comm != MPI_COMM_NULL) state->take_root_comm(root_comm);
+  if (c.group_comm != MPI_COMM_NULL && !r.options.host_aware)
+    state->take_root_comm(std::exchange(c.group_comm, MPI_COMM_NULL));
+  state->inherit_errhandler(c.parent);
+  for (auto& [spec, instance] : c.backends) state->add_backend(spec, std::move(instance));
+  if (r.kind == CreationKind::comms) {
+    const View& root = *c.view;
+    for (std::size_t d = 0; d < root.ndim(); ++d)
+      state->insert_program_comm(root.dims()[d].layout, r.comms[d], root.dims()[d].name);
+  }
+  if (c.hosts) {
+    // Host-major over uniform hosts.
+    auto hosts = std::make_shared<RootHosts>();
+    hosts->caller = *c.hosts;
+    hosts->local_size = c.hosts->local_size;
+    state->set_hosts(std::move(hosts));
+  }
+  return MeshAccess::make(*c.view, std::move(state));
+}
+
+}  // namespace
+
+Mesh create(CreationRequest request) {
+  Creation c(std::move(request));
+  open_parent(c);
+  agree_on_arguments(c);
+  const CreationRequest& r = c.request;
+  if (r.kind == CreationKind::hosts || r.options.host_aware) order_by_host(c);
+  if (r.kind == CreationKind::comms) adopt_layout(c);
+  return build(c);
+}
+
+}  // namespace devmesh::detail

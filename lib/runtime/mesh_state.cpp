@@ -1,0 +1,425 @@
+#include "mesh_state.hpp"
+
+#include <algorithm>
+#include <atomic>
+
+#include "agreement.hpp"
+#include "finalize.hpp"
+#include "mpi_check.hpp"
+#include "mpi_features.hpp"
+
+namespace devmesh::detail {
+
+struct MeshState::Watch {
+  std::atomic<bool> freed_by_program{false};
+  std::atomic<bool> releasing{false};
+};
+
+namespace {
+
+// An attribute on every communicator devmesh hands out (comm(), cart_comm()):
+// its delete callback runs when that communicator is freed, by the program
+// (the next comm() then says so instead of returning a dead handle) or by
+// release(), which sets `releasing` first.
+int watch_deleted(MPI_Comm, int, void* value, void*) {
+  auto* watch = static_cast<MeshState::Watch*>(value);
+  if (!watch->releasing.load()) watch->freed_by_program = true;
+  return MPI_SUCCESS;
+}
+
+int watch_keyval() {
+  static std::once_flag once;
+  static int key = MPI_KEYVAL_INVALID;
+  std::call_once(once, [] {
+    DEVMESH_MPI(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, watch_deleted, &key, nullptr));
+  });
+  return key;
+}
+
+// "devmesh:<dim>", cut to what MPI_Comm_set_name keeps.
+std::string comm_name(std::string_view dim) {
+  std::string name = "devmesh:" + std::string(dim);
+  if (name.size() >= MPI_MAX_OBJECT_NAME) name.resize(MPI_MAX_OBJECT_NAME - 1);
+  return name;
+}
+
+// The cache key of a layout: its coalesced modes (a size-1 dim has none),
+// all positive, so that no layout's key starts like a Cartesian view's.
+std::vector<index_t> key_of(const Layout& layout) {
+  std::vector<index_t> key;
+  for (const Mode& m : coalesce(layout).modes) {
+    key.push_back(m.size);
+    key.push_back(m.stride);
+  }
+  return key;
+}
+
+// The root dims whose modes make up `layout` in root order (MPI_Cart_sub's
+// remain_dims), or an empty vector when the layout is not such a sub-grid.
+std::vector<int> cart_remain(const View& root, const Layout& layout) {
+  const Layout want = coalesce(layout);
+  std::vector<int> remain(root.ndim(), 0);
+  Layout picked;
+  for (std::size_t i = 0; i < root.ndim(); ++i) {
+    const Mode m = root.dims()[i].layout.modes[0];
+    for (const Mode& lm : layout.modes)
+      if (m.size > 1 && lm == m) {
+        remain[i] = 1;
+        picked.modes.push_back(m);
+      }
+  }
+  if (coalesce(picked) != want) return {};
+  return remain;
+}
+
+}  // namespace
+
+BackendSpec backend_of(const MeshOptions& options, std::string_view dim) {
+  BackendSpec spec{options.backend, {}};
+  bool own_options = false;
+  for (const auto& [name, backend] : options.dim_backends)
+    if (name == dim) spec.name = backend;
+  for (const auto& [name, option] : options.dim_options)
+    if (name == dim) {
+      spec.options.push_back(option);
+      own_options = true;
+    }
+  if (!own_options && spec.name == options.backend) spec.options = options.backend_options;
+  return spec;
+}
+
+std::vector<BackendSpec> backends_named(const MeshOptions& options) {
+  std::vector<BackendSpec> out{backend_of(options, {})};
+  std::vector<std::string> dims;
+  for (const auto& [dim, b] : options.dim_backends) dims.push_back(dim);
+  for (const auto& [dim, o] : options.dim_options) dims.push_back(dim);
+  for (const std::string& dim : dims) {
+    BackendSpec s = backend_of(options, dim);
+    const std::string key = s.key();
+    if (std::none_of(out.begin(), out.end(), [&](const BackendSpec& o) { return o.key() == key; }))
+      out.push_back(std::move(s));
+  }
+  return out;
+}
+
+MeshState::MeshState(View root, MPI_Group root_group, int index, int parent_rank, int host_local_rank,
+                     std::string id, MeshOptions options)
+    : root_(std::move(root)),
+      root_group_(root_group),
+      index_(index),
+      parent_rank_(parent_rank),
+      host_local_rank_(host_local_rank),
+      id_(std::move(id)),
+      options_(std::move(options)) {
+  register_live(this);
+}
+
+MeshState::~MeshState() {
+  unregister_live(this);
+  release();
+}
+
+void MeshState::release() noexcept {
+  Lock lock(mutex_);
+  if (released_) return;
+  released_ = true;
+  const bool alive = mpi_alive();
+  for (auto& [key, h] : handouts_) {
+    h.upgraded.clear();  // backend communicators go before their MPI group
+    // A communicator the program freed is not freed again; the others'
+    // watch callbacks must not take devmesh's own free for the program's.
+    if (h.watch) h.watch->releasing = true;
+    if (alive && h.owned && h.comm != MPI_COMM_NULL && !(h.watch && h.watch->freed_by_program))
+      MPI_Comm_free(&h.comm);
+  }
+  handouts_.clear();
+  backends_.clear();
+  if (alive) {
+    if (root_comm_ != MPI_COMM_NULL) MPI_Comm_free(&root_comm_);
+    if (root_group_ != MPI_GROUP_NULL) MPI_Group_free(&root_group_);
+    if (errhandler_ != MPI_ERRHANDLER_NULL) MPI_Errhandler_free(&errhandler_);
+  }
+}
+
+void MeshState::check_alive(const Lock&) const {
+  if (released_) throw Error(Status::invalid_argument, "the mesh was released by MPI_Finalize");
+}
+
+void MeshState::inherit_errhandler(MPI_Comm parent) {
+  if (options_.comm_errors != CommErrors::inherit) return;
+  Lock lock(mutex_);
+  DEVMESH_MPI(MPI_Comm_get_errhandler(parent, &errhandler_));
+}
+
+void MeshState::add_backend(const BackendSpec& spec, std::unique_ptr<BackendInstance> instance) {
+  Lock lock(mutex_);
+  backends_.emplace(spec.key(), std::move(instance));
+}
+
+void MeshState::take_root_comm(MPI_Comm comm) {
+  Lock lock(mutex_);
+  root_comm_ = comm;
+  ++created_;
+  DEVMESH_MPI(MPI_Comm_set_name(root_comm_, "devmesh:root"));
+}
+
+void MeshState::insert_program_comm(const Layout& layout, MPI_Comm comm, std::string_view dim) {
+  Lock lock(mutex_);
+  // Dims of one layout (only size-1 dims can share one: the caller alone)
+  // share the communicator of the first of them.
+  auto [it, fresh] = handouts_.try_emplace(key_of(layout));
+  if (!fresh) return;
+  it->second.comm = comm;
+  it->second.name = comm_name(dim);
+  it->second.owned = false;
+}
+
+// Creation runs under MPI_ERRORS_RETURN (make_comm, the root communicator),
+// so that a failure there is an Error, not an abort. The program's handler
+// goes on last, once, before anyone else holds the handle, and is never
+// changed afterwards: switching to MPI_ERRORS_RETURN around devmesh's later
+// calls on the same communicator would also switch it for another thread
+// of the program using that communicator meanwhile (a handler belongs to
+// the communicator, not to the call), and a second communicator per layout
+// for devmesh's own calls would double the communicators. So devmesh's
+// later calls on a handed-out communicator (backend collectives, NCCL
+// set-up, MPI_Cart_sub of the cart) follow the program's handler, as the
+// program's own calls on it do; they still check every code a handler
+// lets return.
+MeshState::Handout& MeshState::hand_out(const Lock&, std::vector<index_t> key, MPI_Comm comm, std::string name) {
+  auto watch = std::make_unique<Watch>();
+  int rc = MPI_SUCCESS;
+  const char* call = "MPI_Comm_set_name";
+  try {
+    const int keyval = watch_keyval();
+    rc = MPI_Comm_set_name(comm, name.c_str());
+    if (rc == MPI_SUCCESS) {
+      call = "MPI_Comm_set_attr";
+      rc = MPI_Comm_set_attr(comm, keyval, watch.get());
+    }
+    if (rc == MPI_SUCCESS && errhandler_ != MPI_ERRHANDLER_NULL) {
+      call = "MPI_Comm_set_errhandler";
+      rc = MPI_Comm_set_errhandler(comm, errhandler_);
+    }
+  } catch (...) {
+    watch->releasing = true;
+    MPI_Comm_free(&comm);
+    throw;
+  }
+  if (rc != MPI_SUCCESS) {
+    watch->releasing = true;
+    MPI_Comm_free(&comm);
+    throw_mpi_error(rc, call);
+  }
+  Handout& h = handouts_[std::move(key)];
+  h.comm = comm;
+  h.name = std::move(name);
+  h.watch = std::move(watch);
+  ++created_;
+  return h;
+}
+
+MeshState::Handout* MeshState::find(const Lock&, const std::vector<index_t>& key) {
+  auto it = handouts_.find(key);
+  if (it == handouts_.end()) return nullptr;
+  if (it->second.watch && it->second.watch->freed_by_program)
+    throw Error(Status::invalid_argument,
+                "the communicator '" + it->second.name + "' was freed by the program (MPI_Comm_free); devmesh "
+                "owns the communicators it returns and frees them itself: do not free them");
+  return &it->second;
+}
+
+MeshState::Handout& MeshState::entry(const Lock& lock, const Layout& layout, std::string_view dim) {
+  check_alive(lock);
+  std::vector<index_t> key = key_of(layout);
+  if (Handout* h = find(lock, key)) return *h;
+  // The caller's group in local-rank order, as root indices.
+  const index_t base = group_base(layout, index_);
+  const index_t n = size(layout);
+  std::vector<int> members(static_cast<std::size_t>(n));
+  for (index_t k = 0; k < n; ++k) members[static_cast<std::size_t>(k)] = static_cast<int>(base + offset(layout, k));
+  MPI_Comm c = make_comm(lock, members, "layout " + to_string(coalesce(layout)));
+  std::string name;
+  try {
+    name = comm_name(dim);
+  } catch (...) {
+    MPI_Comm_free(&c);
+    throw;
+  }
+  return hand_out(lock, std::move(key), c, std::move(name));
+}
+
+// The tag names the root and the layout, so concurrent creations never mix.
+MPI_Comm MeshState::make_comm(const Lock& lock, const std::vector<int>& members, const std::string& what) {
+  const MPI_Comm over = mpi::has_comm_from_group ? MPI_COMM_NULL : root_comm(lock);
+  return mpi::comm_from_members(root_group_, members, "devmesh:" + id_ + ":" + what, over);
+}
+
+MPI_Comm MeshState::root_comm(const Lock& lock) {
+  check_alive(lock);
+  if (root_comm_ != MPI_COMM_NULL || !mpi::has_comm_from_group) return root_comm_;
+  int n = 0;
+  DEVMESH_MPI(MPI_Group_size(root_group_, &n));
+  std::vector<int> all(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) all[static_cast<std::size_t>(i)] = i;
+  MPI_Comm c = make_comm(lock, all, "root");
+  if (const int rc = MPI_Comm_set_name(c, "devmesh:root"); rc != MPI_SUCCESS) {
+    MPI_Comm_free(&c);
+    throw_mpi_error(rc, "MPI_Comm_set_name");
+  }
+  root_comm_ = c;
+  ++created_;
+  return root_comm_;
+}
+
+MPI_Comm MeshState::root_comm() {
+  Lock lock(mutex_);
+  return root_comm(lock);
+}
+
+MPI_Comm MeshState::comm(const Layout& layout, std::string_view dim) {
+  Lock lock(mutex_);
+  return entry(lock, layout, dim).comm;
+}
+
+Communicator& MeshState::communicator(const Layout& layout, std::string_view dim, const BackendSpec& backend) {
+  Lock lock(mutex_);
+  return communicator(lock, layout, dim, backend, false);
+}
+
+// all_root_members: every root member makes this call together.
+Communicator& MeshState::communicator(const Lock& lock, const Layout& layout, std::string_view dim,
+                                      const BackendSpec& spec, bool all_root_members) {
+  Handout& h = entry(lock, layout, dim);
+  const std::string key = spec.key();
+  if (auto it = h.upgraded.find(key); it != h.upgraded.end()) return *it->second;
+  auto b = backends_.find(key);
+  if (b == backends_.end()) b = backends_.emplace(key, std::make_unique<BackendInstance>(spec)).first;
+  devmesh_backend_group_t group{};
+  group.size = sizeof group;
+  group.group = h.comm;
+  group.root = all_root_members ? root_comm(lock) : MPI_COMM_NULL;
+  group.all_root_members = all_root_members ? 1 : 0;
+  group.color = static_cast<int>(group_base(layout, index_));
+  group.key = static_cast<int>(local_index(layout, index_));
+  group.host_local_rank = host_local_rank_;
+  auto comm = b->second->create(group);
+  return *h.upgraded.emplace(key, std::move(comm)).first->second;
+}
+
+int MeshState::comm_count() {
+  Lock lock(mutex_);
+  return created_;
+}
+
+std::shared_ptr<const RootHosts> MeshState::hosts() {
+  Lock lock(mutex_);
+  return hosts_;
+}
+
+void MeshState::set_hosts(std::shared_ptr<const RootHosts> hosts) {
+  Lock lock(mutex_);
+  if (!hosts_) hosts_ = std::move(hosts);
+}
+
+MPI_Comm MeshState::cart(const View& view, std::vector<int> periods) {
+  Lock lock(mutex_);
+  return cart(lock, view, std::move(periods));
+}
+
+MPI_Comm MeshState::cart(const Lock& lock, const View& view, std::vector<int> per) {
+  check_alive(lock);
+  if (per.empty()) per.assign(view.ndim(), 0);
+  // The key tells the grid apart from any other with the same members and
+  // from every layout's key (which has no negative entry): each dim's
+  // coalesced modes after a -1, then the periods after a -2.
+  std::vector<index_t> key;
+  Layout flat;
+  std::string joined;
+  for (const Dim& d : view.dims()) {
+    joined += (joined.empty() ? "" : "_") + d.name;
+    key.push_back(-1);
+    for (index_t k : key_of(d.layout)) key.push_back(k);
+    flat.modes.insert(flat.modes.end(), d.layout.modes.begin(), d.layout.modes.end());
+  }
+  key.push_back(-2);
+  for (int p : per) key.push_back(p ? 1 : 0);
+  if (Handout* h = find(lock, key)) return h->comm;
+  const bool plain_root = view.is_root() && std::none_of(per.begin(), per.end(), [](int p) { return p; });
+  std::string name = "devmesh:cart";
+  if (!plain_root) {
+    name += ":";
+    for (std::size_t i = 0; i < view.ndim(); ++i) name += (i ? "," : "") + view.dims()[i].name;
+    if (name.size() >= MPI_MAX_OBJECT_NAME) name.resize(MPI_MAX_OBJECT_NAME - 1);
+  }
+  std::vector<int> dims;
+  for (const Dim& d : view.dims()) dims.push_back(static_cast<int>(d.size()));
+  // Cart rank k must be local rank k of the flattened layout: the root
+  // communicator is that when the layout is the identity (the root view in
+  // its own order), otherwise the flattened layout's own communicator.
+  const Layout whole = coalesce(flat);
+  const bool identity = size(flat) == root_.root_size() &&
+                        (whole.modes.empty() || (whole.modes.size() == 1 && whole.modes[0].stride == 1));
+  MPI_Comm over = identity ? root_comm(lock) : entry(lock, flat, joined).comm;
+  MPI_Comm c = MPI_COMM_NULL;
+  DEVMESH_MPI(MPI_Cart_create(over, static_cast<int>(dims.size()), dims.data(), per.data(), 0, &c));
+  return_errors(c);  // frees it on failure
+  return hand_out(lock, std::move(key), c, std::move(name)).comm;
+}
+
+void MeshState::create_comms(const View& v, CommPath path) {
+  Lock lock(mutex_);
+  // No MPI call after MPI_Finalize (the check below is one).
+  check_alive(lock);
+  // All members must ask for the same layouts by the same path, or the
+  // creations below would not match up: check first, fail everywhere. An
+  // unknown path takes part in the check too, so that a member passing one
+  // alone fails with the others instead of leaving them waiting.
+  const bool known_path = path >= CommPath::automatic && path <= CommPath::cart_sub;
+  Hash p, views;
+  p.add(static_cast<std::int64_t>(path));
+  for (const Dim& d : v.dims()) {
+    views.add(d.name);
+    for (index_t k : key_of(d.layout)) views.add(k);
+  }
+  const bool had_root = root_comm_ != MPI_COMM_NULL;
+  try {
+    const Status local = known_path ? Status::success : Status::invalid_argument;
+    agree(root_comm(lock), "create_comms", {{"creation paths", p.h}, {"views", views.h}}, local,
+          "unknown creation path " + std::to_string(static_cast<int>(path)));
+  } catch (const Error&) {
+    // A failed call leaves nothing made.
+    if (!had_root && root_comm_ != MPI_COMM_NULL && MPI_Comm_free(&root_comm_) == MPI_SUCCESS) --created_;
+    throw;
+  }
+  for (const Dim& d : v.dims()) {
+    if (path == CommPath::automatic || path == CommPath::create_group) {
+      entry(lock, d.layout, d.name);
+      continue;
+    }
+    std::vector<index_t> key = key_of(d.layout);
+    const bool have = find(lock, key) != nullptr;
+    MPI_Comm c = MPI_COMM_NULL;
+    if (path == CommPath::split) {
+      const int color = have ? MPI_UNDEFINED : static_cast<int>(group_base(d.layout, index_));
+      DEVMESH_MPI(MPI_Comm_split(root_comm(lock), color, static_cast<int>(local_index(d.layout, index_)), &c));
+    } else {  // cart_sub
+      std::vector<int> remain = cart_remain(root_, d.layout);
+      if (remain.empty()) {
+        entry(lock, d.layout, d.name);
+        continue;
+      }
+      DEVMESH_MPI(MPI_Cart_sub(cart(lock, root_, {}), remain.data(), &c));
+      if (have) {
+        MPI_Comm_free(&c);
+        continue;
+      }
+    }
+    if (c == MPI_COMM_NULL) continue;
+    return_errors(c);
+    hand_out(lock, std::move(key), c, comm_name(d.name));
+  }
+  for (const Dim& d : v.dims()) communicator(lock, d.layout, d.name, backend_of(options_, d.name), true);
+}
+
+}  // namespace devmesh::detail

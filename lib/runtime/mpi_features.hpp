@@ -1,0 +1,42 @@
+// What differs between the MPI libraries devmesh builds against, in one
+// place. The build asks the MPI library for the functions themselves (see
+// lib/meson.build), never MPI_VERSION: Open MPI 5 reports MPI 3.1 while it
+// has MPI_Comm_create_from_group and MPI Sessions.
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+#include "runtime/mpi_features_config.h"
+
+namespace devmesh::detail::mpi {
+
+// Whether this MPI makes a communicator straight from a group
+// (MPI_Comm_create_from_group, the MPI 4 Sessions model). With it, a dim's
+// communicator is made over its group alone and no communicator of all
+// root members exists until one is needed; without it, creation makes that
+// root communicator and every later communicator comes from it
+// (MPI_Comm_create_group).
+inline constexpr bool has_comm_from_group = DEVMESH_HAVE_MPI_COMM_CREATE_FROM_GROUP != 0;
+
+// A communicator over `members` (ranks of root_group, in rank order),
+// errors returned. Collective over those members. With
+// has_comm_from_group: MPI_Comm_create_from_group, `tag` telling concurrent
+// creations apart; root_comm is not used. Without: MPI_Comm_create_group
+// over root_comm (the communicator of root_group), with a tag derived from
+// `tag`.
+MPI_Comm comm_from_members(MPI_Group root_group, const std::vector<int>& members, const std::string& tag,
+                           MPI_Comm root_comm);
+
+// The communicator of a group that no communicator holds yet (MPI
+// Sessions), errors returned. Collective over the group's members, who all
+// pass the same tag. Without has_comm_from_group: Error(unsupported), no
+// communication.
+MPI_Comm comm_from_session_group(MPI_Group group, const std::string& tag);
+
+// The MPI standard version the library reports, "4.1".
+std::string version_text();
+
+}  // namespace devmesh::detail::mpi
