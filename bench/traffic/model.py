@@ -439,8 +439,9 @@ def plot(rows, fits, ext, mpis, plot_dir):
                             k = "msgs" if col == "msgs_max" else "bytes"
                             f.write("%d %d %.3f\n" % (p, v, predict(fits[(mpi, m, 3)][k][0], m, p,
                                                                       family_dims(3, p), k)))
-                    plots.append("'%s' u 1:2 w p pt 7 lc %d title '%s'" % (fn, len(plots) + 1, m))
-                    plots.append("'%s' u 1:3 w l lc %d notitle" % (fn, len(plots)))
+                    lc = shown.index(m) + 1
+                    plots.append("'%s' u 1:2 w p pt 7 lc %d title '%s'" % (fn, lc, m))
+                    plots.append("'%s' u 1:3 w l lc %d notitle" % (fn, lc))
                 gp += ["set xlabel 'ranks P'", "set ylabel '%s'" % kind, "plot " + ", ".join(plots)]
             gp += ["unset multiplot"]
         # extrapolation: bytes and time per rank at 10^2..10^6, 3-D family
