@@ -902,6 +902,12 @@ def main():
     # --- on paper
     w(on_paper(idx, idx_alt, regime, alt_regime))
 
+    # --- creation traffic (bench/traffic/model.py wrote the section)
+    traffic = os.path.join(data, "traffic.md")
+    if os.path.exists(traffic):
+        with open(traffic) as f:
+            w(f.read())
+
     # --- GPU
     w("## GPU figures\n")
     w("Not measured: no GPU available on this machine (NCCL backend creation and collective overhead "
