@@ -246,13 +246,15 @@ void run(devmesh::detail::CreationRequest r, const devmesh_config_t* config, dev
   give(make_handle(std::move(m)), mesh);
 }
 
-// A shape and its names, as every creation but adoption takes them.
+// A shape and its names, as every creation but adoption takes them. Each
+// is read where it can be, so that a rank with one bad argument differs
+// from the others in that argument only; the first problem is thrown.
 void read_shape(devmesh::detail::CreationRequest& r, int ndim, const int shape[], const char* const names[]) {
   if (ndim < 1) invalid("ndim is " + std::to_string(ndim) + "; a mesh needs at least one dim");
+  if (shape) r.shape.assign(shape, shape + ndim);
+  if (names) r.names = strings(ndim, names, "names");
   need(shape, "shape");
   need(names, "names");
-  r.shape.assign(shape, shape + ndim);
-  r.names = strings(ndim, names, "names");
 }
 
 using devmesh::detail::CreationKind;

@@ -15,7 +15,7 @@ int lowest(MPI_Comm comm, bool mine, int me) {
 }
 
 [[noreturn]] void inconsistent(MPI_Comm comm, std::string_view call, const std::vector<Field>& fields,
-                               const std::vector<bool>& differs, int me) {
+                               const std::vector<bool>& differs, int me, Status local, const std::string& message) {
   // Rank 0's digests, then per differing field the lowest rank whose digest
   // is not rank 0's.
   std::vector<std::uint64_t> first(fields.size());
@@ -35,6 +35,8 @@ int lowest(MPI_Comm comm, bool mine, int me) {
     sep = "; ";
   }
   text += " (each time the lowest rank that differs from rank 0)";
+  // A rank whose own arguments fail too learns why, as it would alone.
+  if (local != Status::success) text += "; on this rank: " + message;
   throw Error(Status::inconsistent, text);
 }
 
@@ -64,7 +66,7 @@ std::uint64_t agree(MPI_Comm comm, std::string_view call, const std::vector<Fiel
     DEVMESH_MPI(MPI_Allreduce(each.data(), max.data(), static_cast<int>(each.size()), MPI_UINT64_T, MPI_MAX, comm));
     std::vector<bool> differs(n);
     for (std::size_t i = 0; i < n; ++i) differs[i] = max[2 * i] != each[2 * i] || max[2 * i + 1] != each[2 * i + 1];
-    inconsistent(comm, call, fields, differs, me);
+    inconsistent(comm, call, fields, differs, me, local, message);
   }
   const auto worst = static_cast<Status>(all[2]);
   if (worst != Status::success) {

@@ -41,7 +41,8 @@ struct Field {
 // error `message`), `counter` a number to agree on (the result is its
 // maximum over the ranks). Throws, on every rank alike:
 //   - Error(inconsistent) when some field differs between ranks, naming the
-//     field(s) and the lowest rank that differs from rank 0 in each;
+//     field(s) and the lowest rank that differs from rank 0 in each, and,
+//     on a rank whose own validation failed, that rank's `message` too;
 //   - else, when some rank failed, Error(worst status): a rank that failed
 //     with it keeps its own message, the others get that of the lowest
 //     rank that did (with that rank's number).

@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <numeric>
+#include <string>
 
 #include "comm_counter.hpp"
 #include "devmesh/mesh.hpp"
@@ -81,6 +82,26 @@ BOOST_AUTO_TEST_CASE(local_failure_on_one_rank) {
   else
     BOOST_TEST(static_cast<int>(s) == static_cast<int>(Status::invalid_argument));
   BOOST_TEST(comm_counter::live() == live);
+}
+
+// The rank whose argument is wrong learns its own reason with the
+// cross-rank difference; the others get the difference alone.
+BOOST_AUTO_TEST_CASE(inconsistent_creation_tells_the_failing_rank_why) {
+  const int n = world_size();
+  if (n < 2) return;
+  const bool bad = world_rank() == n - 1;
+  std::string message;
+  try {
+    Mesh::create(MPI_COMM_WORLD, {bad ? -2 : n}, {"x"});
+  } catch (const Error& e) {
+    BOOST_TEST(static_cast<int>(e.status()) == static_cast<int>(Status::inconsistent));
+    message = e.what();
+  }
+  BOOST_TEST(message.find("different shapes on rank 0 and rank " + std::to_string(n - 1)) != std::string::npos,
+             message);
+  BOOST_TEST(message.find("dim names") == std::string::npos, message);  // only what differs is named
+  const std::string own = "on this rank: size -2 of dim 'x' is negative";
+  BOOST_TEST((message.find(own) != std::string::npos) == bad, message);
 }
 
 // Meshes created back to back and alive together stay independent (the
