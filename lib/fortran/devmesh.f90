@@ -22,20 +22,15 @@
 !>   * Rank, local rank and coordinate *values* are 0-based, as in MPI.
 !>     Positions are 1-based as in any Fortran array: coord(i) is the
 !>     coordinate along dim i, and devmesh_dim_name(mesh, i, ...) names it.
-!>   * Output arrays (coord, shape, ranks) must be at least as long as the
-!>     result: size(array) is passed to C as the capacity, and a shorter one
-!>     gives DEVMESH_ERR_INVALID_ARGUMENT naming both counts, the array
-!>     untouched; extra entries are left untouched.
-!>   * Positions in arrays of several groups are 1-based too: group g
-!>     (1-based) of devmesh_all_groups is ranks((g-1)*n+1 : g*n), n the
-!>     size of the dim; the rank values in it are 0-based.
-!>   * Buffers of the collectives and point to point calls are arrays of any
-!>     type and rank (assumed-rank), passed by address: give contiguous ones.
-!>     stream (optional, c_ptr) is the backend's stream (a cudaStream_t for
-!>     NCCL); absent: the communicator's own. A negative count gives
-!>     DEVMESH_ERR_INVALID_ARGUMENT here. Keep the buffer of a pending
-!>     devmesh_isend/devmesh_irecv ASYNCHRONOUS until devmesh_wait or
-!>     devmesh_test ends it.
+!>   * Output arrays (coord, shape, ranks) must hold the result: size(array)
+!>     is the capacity given to C (shorter: DEVMESH_ERR_INVALID_ARGUMENT, the
+!>     array untouched). Group g (1-based) of devmesh_all_groups is
+!>     ranks((g-1)*n+1 : g*n), n the size of the dim.
+!>   * Buffers of the collectives and point to point calls are contiguous
+!>     arrays of any type and rank, passed by address; stream (optional,
+!>     c_ptr) is the backend's (a cudaStream_t for NCCL). A negative count
+!>     gives DEVMESH_ERR_INVALID_ARGUMENT. Keep the buffer of a pending
+!>     devmesh_isend/devmesh_irecv ASYNCHRONOUS until it ends.
 !>   * Every C function of devmesh.h has a Fortran form under its own name
 !>     (tests/docs/check_fortran_parity.py keeps this true).
 !>
@@ -86,18 +81,9 @@ module devmesh
   end type devmesh_request_t
 
   public :: devmesh_associated, devmesh_flatten, devmesh_unflatten
-  public :: devmesh_dim_name, devmesh_create_comms, devmesh_neighbors, devmesh_dim_within_hosts
+  public :: devmesh_dim_name, devmesh_create_comms, devmesh_neighbors
   public :: devmesh_backend_comm, devmesh_version
   public :: devmesh_last_error, devmesh_status_string, devmesh_test, devmesh_waitall
-
-
-
-
-
-
-
-
-
 
 
   ! C strings built from Fortran names: one buffer, pointers into it.
@@ -274,8 +260,11 @@ contains
 
   ! ---- creating --------------------------------------------------------------
 
-  subroutine create_common(parent, shape, names, mesh, ierr)
-    integer, intent(in) :: parent, shape(:)
+
+  !> devmesh_create(comm, shape, names, mesh [, ierr]): a root mesh over all
+  !> ranks of comm (a 0 in shape is chosen as MPI_Dims_create does).
+  subroutine create_int(comm, shape, names, mesh, ierr)
+    integer, intent(in) :: comm, shape(:)
     character(len=*), intent(in) :: names(:)
     type(devmesh_t), intent(inout) :: mesh
     integer, intent(out), optional :: ierr
@@ -283,17 +272,12 @@ contains
     type(c_strings), target :: cs
     integer :: n
     call pad(shape, names, n, shp, cs)
-    call finish(c_create_f(int(parent, c_int), int(n, c_int), shp, cs%ptr, mesh%ptr), 'devmesh_create', ierr)
-  end subroutine create_common
-
-  subroutine create_int(comm, shape, names, mesh, ierr)
-    integer, intent(in) :: comm, shape(:)
-    character(len=*), intent(in) :: names(:)
-    type(devmesh_t), intent(inout) :: mesh
-    integer, intent(out), optional :: ierr
-    call create_common(comm, shape, names, mesh, ierr)
+    call finish(c_create_f(int(comm, c_int), int(n, c_int), shp, cs%ptr, mesh%ptr), 'devmesh_create', ierr)
   end subroutine create_int
 
+  !> devmesh_create_from_ranks(comm, shape, ranks, names, mesh [, ierr]): over
+  !> the listed ranks of comm (root index x is rank ranks(x+1)); ranks not
+  !> listed get the null handle. devmesh_create_ex with ranks=.
   subroutine create_from_ranks_int(comm, shape, ranks, names, mesh, ierr)
     integer, intent(in) :: comm, shape(:), ranks(:)
     character(len=*), intent(in) :: names(:)
@@ -338,6 +322,12 @@ contains
     call finish(c_create_ex_f(int(parent, c_int), int(n, c_int), shp, cs%ptr, cfg, mesh%ptr), proc, ierr)
   end subroutine create_ex_common
 
+  !> devmesh_create_ex(comm, shape, names, mesh [, ierr] [, backend=] [, dim_backends=]
+  !> [, backend_options=] [, dim_options=] [, ranks=] [, host_aware=] [, comm_errors=]):
+  !> devmesh_create with the options of devmesh_config_t (devmesh.h); absent
+  !> or blank: the default. ranks: as devmesh_create_from_ranks (gfortran
+  !> passes a zero-size constant as absent: an empty list is refused only
+  !> there); host_aware: logical; comm_errors: DEVMESH_COMM_ERRORS_*.
   subroutine create_ex_int(comm, shape, names, mesh, ierr, backend, dim_backends, backend_options, dim_options, &
                            ranks, host_aware, comm_errors)
     integer, intent(in) :: comm, shape(:)
@@ -356,8 +346,10 @@ contains
     end if
   end subroutine create_ex_int
 
-  ! comms (with MPI_COMM_NULL) and names padded as in pad: the C layer then
-  ! reports a count mismatch as a NULL name or a null communicator.
+  !> devmesh_create_from_comms(parent, comms, names, mesh [, ierr] [, backend=]
+  !> [, dim_backends=] [, backend_options=] [, dim_options=]): comms(i) is the
+  !> caller's communicator of dim names(i) (non-members: MPI_COMM_NULL each).
+  ! comms and names are padded as in pad (count mismatches fail in C).
   subroutine create_from_comms_int(parent, comms, names, mesh, ierr, backend, dim_backends, backend_options, &
                                    dim_options)
     integer, intent(in) :: parent, comms(:)
@@ -379,6 +371,9 @@ contains
                 'devmesh_create_from_comms', ierr)
   end subroutine create_from_comms_int
 
+  !> devmesh_create_from_group(group, tag, shape, names, mesh [, ierr] [, backend=]
+  !> [, dim_backends=] [, backend_options=] [, dim_options=] [, host_aware=]):
+  !> MPI Sessions: a mesh over the members of group, who pass the same tag.
   subroutine create_from_group_int(group, tag, shape, names, mesh, ierr, backend, dim_backends, backend_options, &
                                    dim_options, host_aware)
     integer, intent(in) :: group, shape(:)
@@ -399,6 +394,8 @@ contains
                 'devmesh_create_from_group', ierr)
   end subroutine create_from_group_int
 
+  !> devmesh_create_hosts(comm, mesh [, ierr] [, host_dim=] [, local_dim=]): the
+  !> 2-D (host, local) mesh of comm (names absent or blank: 'host', 'local').
   subroutine create_hosts_int(comm, mesh, ierr, host_dim, local_dim)
     integer, intent(in) :: comm
     type(devmesh_t), intent(inout) :: mesh
@@ -472,26 +469,10 @@ contains
     call finish(st, 'devmesh_dim_name', ierr)
   end subroutine devmesh_dim_name
 
-  !> within = .true. when every group of dim stays within one host (a blank
-  !> dim: the only dim of a 1-D view). Needs a mesh made by
-  !> devmesh_create_hosts or devmesh_create_ex(host_aware=.true.).
-  subroutine devmesh_dim_within_hosts(mesh, dim, within, ierr)
-    type(devmesh_t), intent(in) :: mesh
-    character(len=*), intent(in) :: dim
-    logical, intent(inout) :: within
-    integer, intent(out), optional :: ierr
-    type(c_strings), target :: cs
-    type(c_ptr) :: cdim
-    integer(c_int) :: v, st
-    call to_c_name(dim, cs, cdim)
-    v = 0
-    st = c_dim_within_hosts(mesh%ptr, cdim, v)
-    if (st == DEVMESH_SUCCESS) within = v /= 0
-    call finish(st, 'devmesh_dim_within_hosts', ierr)
-  end subroutine devmesh_dim_within_hosts
-
   ! ---- communicators -------------------------------------------------------------
 
+  !> devmesh_cart_comm_periodic(mesh, periodic, comm [, ierr]): dim i
+  !> periodic when periodic(i) (one per dim; size 0: none).
   subroutine cart_comm_periodic_int(mesh, periodic, comm, ierr)
     type(devmesh_t), intent(in) :: mesh
     logical, intent(in) :: periodic(:)

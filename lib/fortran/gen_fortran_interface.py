@@ -288,13 +288,15 @@ WRAPPED = [
     "devmesh_destroy", "devmesh_root", "devmesh_slice", "devmesh_concatenate",
     "devmesh_ndim", "devmesh_size", "devmesh_shape", "devmesh_local_rank", "devmesh_coordinate",
     "devmesh_group_ranks", "devmesh_all_groups", "devmesh_root_size", "devmesh_parent_rank",
-    "devmesh_comm_count", "devmesh_dim_backend",
+    "devmesh_comm_count", "devmesh_dim_backend", "devmesh_dim_within_hosts",
     "devmesh_comm_f", "devmesh_cart_comm_f", "devmesh_all_groups_comm_f",
     "devmesh_allreduce", "devmesh_allgather", "devmesh_reduce_scatter", "devmesh_broadcast",
     "devmesh_alltoall", "devmesh_barrier", "devmesh_send", "devmesh_recv",
     "devmesh_isend", "devmesh_irecv", "devmesh_wait", "devmesh_sendrecv",
 ]
 ASYNCHRONOUS = {"devmesh_isend", "devmesh_irecv"}
+# int * outputs that C documents as 1 or 0: logical in Fortran.
+LOGICAL_OUT = {"within"}
 # Dummy arguments holding MPI handles in the `use mpi` procedures (integers)
 # and their mpi_f08 types.
 HANDLES = {"comm": "MPI_Comm", "parent": "MPI_Comm", "comms": "MPI_Comm", "group": "MPI_Group"}
@@ -367,6 +369,13 @@ def wrapper(fn):
             actual += [f"int(size({nxt.name}), c_int)", f"v_{nxt.name}"]
             post.append(f"{nxt.name} = int(v_{nxt.name}(1:size({nxt.name})))")
             i += 1
+        elif b == "int" and s == 1 and p.name in LOGICAL_OUT:
+            dummies.append(p.name)
+            decls.append(("logical, intent(inout)", p.name, ""))
+            locs.append(("integer(c_int)", f"v_{p.name}", ""))
+            pre.append(f"v_{p.name} = 0")
+            actual.append(f"v_{p.name}")
+            post.append(f"{p.name} = v_{p.name} /= 0")
         elif b in ("int", "MPI_Fint") and s == 1:
             dummies.append(p.name)
             decls.append(("integer, intent(inout)", p.name, ""))
