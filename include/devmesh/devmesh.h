@@ -28,17 +28,33 @@
  *
  * Collectiveness, the thing to know to avoid a deadlock (a collective call
  * waits without a deadline for every rank of its group, as MPI does; only
- * the NCCL backend's set-up is bounded, see docs/ERRORS.md "Waits"):
- *   devmesh_create*            collective over the parent communicator
- *   devmesh_comm*              collective over the caller's group along the
+ * the NCCL backend's set-up is bounded, see docs/ERRORS.md "Waits"). Each
+ * function's comment states it on a line of its own ("Collective over ..."
+ * or "Not collective."); tests/docs/check_collectiveness.py keeps this
+ * summary in agreement with those lines:
+ *   devmesh_create, devmesh_create_ex, devmesh_create_hosts,
+ *   devmesh_create_from_comms  collective over the parent communicator
+ *   devmesh_create_from_group  collective over the group's members
+ *   devmesh_create_comms       collective over all members of the root
+ *   devmesh_comm, devmesh_backend_comm, devmesh_all_groups_comm
+ *                              collective over the caller's group along the
  *                              dim the first time any view of the root asks
  *                              for that dim layout; not collective afterwards
- *   devmesh_create_comms       collective over all members of the root
  *   devmesh_cart_comm*         collective over the caller's group of the
  *                              flattened view (all members of the root for a
  *                              root view), the first time only
- *   devmesh_all_groups_comm*   as devmesh_comm
- *   everything else            not collective
+ *   devmesh_allreduce, devmesh_allgather, devmesh_reduce_scatter,
+ *   devmesh_broadcast, devmesh_alltoall, devmesh_barrier
+ *                              collective over the caller's group along dim
+ *                              (the first call on a dim also creates its
+ *                              communicator, as devmesh_comm)
+ *   everything else            not collective (devmesh_send, devmesh_recv,
+ *                              devmesh_isend, devmesh_irecv and
+ *                              devmesh_sendrecv: between the ranks named)
+ *
+ * Fortran: the module devmesh (lib/fortran, docs/FORTRAN.md) binds every
+ * function here; it reaches the functions taking MPI handles through
+ * MPI_Fint twins of its own (MPI_Fint is no part of this header).
  */
 #ifndef DEVMESH_DEVMESH_H
 #define DEVMESH_DEVMESH_H
@@ -80,8 +96,10 @@ enum devmesh_status {
 
 /* How devmesh_create_comms creates communicators (devmesh::CommPath). */
 enum devmesh_comm_path {
-  DEVMESH_COMM_PATH_AUTOMATIC = 0,    /* MPI_Comm_create_group (measured fastest) */
-  DEVMESH_COMM_PATH_CREATE_GROUP = 1, /* MPI_Comm_create_group over the caller's group */
+  DEVMESH_COMM_PATH_AUTOMATIC = 0,    /* as CREATE_GROUP (measured fastest) */
+  /* over the caller's group: MPI_Comm_create_from_group with MPI 4,
+   * MPI_Comm_create_group (from the root communicator) with MPI 3 */
+  DEVMESH_COMM_PATH_CREATE_GROUP = 1,
   DEVMESH_COMM_PATH_SPLIT = 2,        /* MPI_Comm_split over all root members */
   DEVMESH_COMM_PATH_CART_SUB = 3      /* MPI_Cart_sub where the dim is a set of root dims */
 };
@@ -101,11 +119,6 @@ enum devmesh_comm_path {
  * one rank's invalid input) -> INCONSISTENT on every rank. */
 DEVMESH_C_API int devmesh_create(MPI_Comm parent, int ndim, const int shape[],
                                  const char *const names[], devmesh_t *mesh);
-
-/* devmesh_create with a Fortran handle for parent (converted with
- * MPI_Comm_f2c). Same semantics and collectiveness. */
-DEVMESH_C_API int devmesh_create_f(MPI_Fint parent, int ndim, const int shape[],
-                                   const char *const names[], devmesh_t *mesh);
 
 /* Rank lists and host-aware ordering are options of devmesh_create_ex
  * (devmesh_config_t's nranks, ranks and host_aware). */
@@ -223,12 +236,6 @@ DEVMESH_C_API int devmesh_create_ex(MPI_Comm parent, int ndim, const int shape[]
                                     const char *const names[], const devmesh_config_t *config,
                                     devmesh_t *mesh);
 
-/* devmesh_create_ex with a Fortran handle for parent (converted with
- * MPI_Comm_f2c). Collective over parent. */
-DEVMESH_C_API int devmesh_create_ex_f(MPI_Fint parent, int ndim, const int shape[],
-                                      const char *const names[], const devmesh_config_t *config,
-                                      devmesh_t *mesh);
-
 /* ---- adopted communicators and MPI Sessions ------------------------------ */
 
 /* A mesh whose dims are communicators the program already has
@@ -249,16 +256,12 @@ DEVMESH_C_API int devmesh_create_ex_f(MPI_Fint parent, int ndim, const int shape
 DEVMESH_C_API int devmesh_create_from_comms(MPI_Comm parent, int ndim, const MPI_Comm comms[],
                                             const char *const names[], const devmesh_config_t *config,
                                             devmesh_t *mesh);
-/* devmesh_create_from_comms with Fortran handles (MPI_Comm_f2c). Collective
- * over parent. */
-DEVMESH_C_API int devmesh_create_from_comms_f(MPI_Fint parent, int ndim, const MPI_Fint comms[],
-                                              const char *const names[],
-                                              const devmesh_config_t *config, devmesh_t *mesh);
 
 /* MPI Sessions: a mesh over the members of group (e.g. from
  * MPI_Group_from_session_pset) without a parent communicator
- * (devmesh::Mesh::create_from_group). Collective over the group's members,
- * who all pass the same tag and arguments (only members call). MPI_Init is
+ * (devmesh::Mesh::create_from_group).
+ * Collective over the group's members, who all pass the same tag and
+ * arguments (only members call). MPI_Init is
  * not needed; destroy the mesh before MPI_Session_finalize. config as
  * devmesh_create_ex; a rank list -> INVALID_ARGUMENT. Errors as
  * devmesh_create_ex, plus: an MPI older than 4 -> UNSUPPORTED (nothing
@@ -268,10 +271,6 @@ DEVMESH_C_API int devmesh_create_from_comms_f(MPI_Fint parent, int ndim, const M
 DEVMESH_C_API int devmesh_create_from_group(MPI_Group group, const char *tag, int ndim, const int shape[],
                                             const char *const names[], const devmesh_config_t *config,
                                             devmesh_t *mesh);
-/* devmesh_create_from_group with a Fortran group handle (MPI_Group_f2c). */
-DEVMESH_C_API int devmesh_create_from_group_f(MPI_Fint group, const char *tag, int ndim, const int shape[],
-                                              const char *const names[],
-                                              const devmesh_config_t *config, devmesh_t *mesh);
 
 /* ---- hosts (see docs/TOPOLOGY.md) ------------------------------------------- */
 
@@ -287,15 +286,11 @@ DEVMESH_C_API int devmesh_create_from_group_f(MPI_Fint group, const char *tag, i
 DEVMESH_C_API int devmesh_create_hosts(MPI_Comm parent, const char *host_dim,
                                        const char *local_dim, devmesh_t *mesh);
 
-/* devmesh_create_hosts with a Fortran handle for parent (converted with
- * MPI_Comm_f2c). Collective over parent. */
-DEVMESH_C_API int devmesh_create_hosts_f(MPI_Fint parent, const char *host_dim,
-                                         const char *local_dim, devmesh_t *mesh);
-
 /* *within = 1 when every group of dim stays within one host, else 0. Needs
  * a mesh made by devmesh_create_hosts or by devmesh_create_ex with
- * host_aware 1 (else
- * INVALID_ARGUMENT). Not collective. */
+ * host_aware 1 (else INVALID_ARGUMENT). dim NULL as in devmesh_local_rank
+ * (the only dim of a 1-D view; INVALID_ARGUMENT otherwise).
+ * Not collective. */
 DEVMESH_C_API int devmesh_dim_within_hosts(devmesh_t m, const char *dim, int *within);
 
 /* Releases a handle and sets *mesh = NULL. mesh == NULL and *mesh == NULL
@@ -318,7 +313,8 @@ DEVMESH_C_API int devmesh_slice(devmesh_t m, int n, const char *const dims[], de
 
 /* A 1-D view whose dim concatenates all modes of m's dims. name NULL: the
  * dim names joined with '_'. The name is registered on the root and may be
- * sliced from the root later. Not collective.
+ * sliced from the root later.
+ * Not collective.
  * Errors: an empty name -> INVALID_ARGUMENT; the name of a root dim (unless
  * m is that 1-D root dim) or a name registered with a different layout ->
  * DUPLICATE_NAME (the same layout returns that dim again). */
@@ -346,16 +342,20 @@ DEVMESH_C_API int devmesh_unflatten(devmesh_t m, const char *dim, int n, const i
  * the same ranks -> OVERLAP. */
 DEVMESH_C_API int devmesh_concatenate(int n, const devmesh_t meshes[], devmesh_t *out);
 
-/* The root view of m's root mesh. Not collective. */
+/* The root view of m's root mesh.
+ * Not collective. */
 DEVMESH_C_API int devmesh_root(devmesh_t m, devmesh_t *out);
 
 /* ---- queries (not collective) --------------------------------------------- */
 
-/* Number of dims of the view. */
+/* Number of dims of the view.
+ * Not collective. */
 DEVMESH_C_API int devmesh_ndim(devmesh_t m, int *ndim);
 
 /* Size of dim, or of the whole view (product of its dim sizes) when dim is
- * NULL. Errors: unknown dim -> UNKNOWN_DIM. */
+ * NULL.
+ * Not collective.
+ * Errors: unknown dim -> UNKNOWN_DIM. */
 DEVMESH_C_API int devmesh_size(devmesh_t m, const char *dim, int *size);
 
 /* Output arrays: the caller says how many ints its array holds (maxdims,
@@ -363,23 +363,29 @@ DEVMESH_C_API int devmesh_size(devmesh_t m, const char *dim, int *size);
  * needs, the call fails with INVALID_ARGUMENT naming both counts and writes
  * nothing. Entries past the result are left untouched. */
 
-/* The view's ndim sizes, in dim order, into shape[0..maxdims). */
+/* The view's ndim sizes, in dim order, into shape[0..maxdims).
+ * Not collective. */
 DEVMESH_C_API int devmesh_shape(devmesh_t m, int maxdims, int shape[]);
 
 /* Name of dim number index (0-based). The string is borrowed: it lives as
- * long as the handle m. Errors: index out of [0, ndim) -> INVALID_ARGUMENT. */
+ * long as the handle m.
+ * Not collective.
+ * Errors: index out of [0, ndim) -> INVALID_ARGUMENT. */
 DEVMESH_C_API int devmesh_dim_name(devmesh_t m, int index, const char **name);
 
 /* The caller's local rank along dim (its rank in devmesh_comm(m, dim)).
- * dim NULL: the only dim of a 1-D view (INVALID_ARGUMENT otherwise). */
+ * dim NULL: the only dim of a 1-D view (INVALID_ARGUMENT otherwise).
+ * Not collective. */
 DEVMESH_C_API int devmesh_local_rank(devmesh_t m, const char *dim, int *rank);
 
 /* The caller's coordinate: its local rank along each of the ndim dims
- * (maxdims >= ndim). */
+ * (maxdims >= ndim).
+ * Not collective. */
 DEVMESH_C_API int devmesh_coordinate(devmesh_t m, int maxdims, int coord[]);
 
 /* The size(dim) parent ranks of the caller's group along dim, in local-rank
- * order (maxranks >= size(dim)). dim NULL as in devmesh_local_rank. */
+ * order (maxranks >= size(dim)). dim NULL as in devmesh_local_rank.
+ * Not collective. */
 DEVMESH_C_API int devmesh_group_ranks(devmesh_t m, const char *dim, int maxranks, int ranks[]);
 
 /* Every group of dim, each in local-rank order, groups ordered by their
@@ -388,17 +394,20 @@ DEVMESH_C_API int devmesh_group_ranks(devmesh_t m, const char *dim, int maxranks
  * Not collective. */
 DEVMESH_C_API int devmesh_all_groups(devmesh_t m, const char *dim, int maxranks, int ranks[]);
 
-/* W: the number of ranks of m's root mesh. */
+/* W: the number of ranks of m's root mesh.
+ * Not collective. */
 DEVMESH_C_API int devmesh_root_size(devmesh_t m, int *size);
 
-/* The caller's rank in the parent communicator. */
+/* The caller's rank in the parent communicator.
+ * Not collective. */
 DEVMESH_C_API int devmesh_parent_rank(devmesh_t m, int *rank);
 
 /* Communicators m's root has created so far (for checking that views
  * reuse communicators): one per distinct layout asked for, plus the root's
  * own communicator once an operation over all root members needed it
  * (devmesh_create_comms, devmesh_cart_comm); devmesh_create makes none
- * (with an MPI older than 4: the root communicator, made at creation). */
+ * (with an MPI older than 4: the root communicator, made at creation).
+ * Not collective. */
 DEVMESH_C_API int devmesh_comm_count(devmesh_t m, int *count);
 
 /* ---- communicators --------------------------------------------------------- */
@@ -418,24 +427,25 @@ DEVMESH_C_API int devmesh_comm_count(devmesh_t m, int *count);
  * Errors: unknown dim -> UNKNOWN_DIM; MPI failure -> BACKEND. */
 DEVMESH_C_API int devmesh_comm(devmesh_t m, const char *dim, MPI_Comm *comm);
 
-/* devmesh_comm returning a Fortran handle (MPI_Comm_c2f). */
-DEVMESH_C_API int devmesh_comm_f(devmesh_t m, const char *dim, MPI_Fint *comm);
-
 /* The caller's communicator along dim in the dim's backend: *handle is the
  * address of the backend's own handle (MPI_Comm * for "mpi", ncclComm_t *
  * for "nccl"; see the backend's documentation), owned by the library.
  * backend: the backend the caller expects (NULL: any). dim NULL as in
- * devmesh_local_rank. Collective as devmesh_comm the first time.
+ * devmesh_local_rank.
+ * Collective over the caller's group along dim the first time any view of
+ * the root asks for this layout (as devmesh_comm); not collective afterwards.
  * Errors: unknown dim -> UNKNOWN_DIM; the dim on another backend than
  * `backend` -> INVALID_ARGUMENT; the backend failing -> BACKEND (or its
  * own status); a backend without native handles -> UNSUPPORTED. */
 DEVMESH_C_API int devmesh_backend_comm(devmesh_t m, const char *dim, const char *backend, void **handle);
 
-/* The name of dim's backend, e.g. "mpi" (static storage). Not collective. */
+/* The name of dim's backend, e.g. "mpi" (static storage).
+ * Not collective. */
 DEVMESH_C_API int devmesh_dim_backend(devmesh_t m, const char *dim, const char **backend);
 
 /* Creates the communicators of every dim of m at once, by path (a
- * devmesh_comm_path). Collective over all members of the root.
+ * devmesh_comm_path).
+ * Collective over all members of the root.
  * Errors: members that passed different paths or views -> INCONSISTENT on
  * every member; an unknown path (on every member) -> INVALID_ARGUMENT; a
  * mesh released by MPI_Finalize -> INVALID_ARGUMENT; MPI failure -> BACKEND. */
@@ -444,10 +454,10 @@ DEVMESH_C_API int devmesh_create_comms(devmesh_t m, int path);
 /* m as an MPI Cartesian communicator, non-periodic (see
  * devmesh_cart_comm_periodic): on a root view its rank x is root index x.
  * Owned by the library, named "devmesh:cart" for a root view, error
- * handler as devmesh_comm's. Collective over the caller's group of the
- * flattened view (all members of the root for a root view) the first time. */
+ * handler as devmesh_comm's.
+ * Collective over the caller's group of the flattened view (all members of
+ * the root for a root view) the first time; not collective afterwards. */
 DEVMESH_C_API int devmesh_cart_comm(devmesh_t m, MPI_Comm *comm);
-DEVMESH_C_API int devmesh_cart_comm_f(devmesh_t m, MPI_Fint *comm);
 
 /* ---- Cartesian views, neighbours, groups with their communicator ---------- */
 
@@ -460,11 +470,11 @@ DEVMESH_C_API int devmesh_cart_comm_f(devmesh_t m, MPI_Fint *comm);
  * non-periodic) or "devmesh:cart:<dims>", error handler as devmesh_comm's.
  * devmesh_cart_comm(m, c) is devmesh_cart_comm_periodic(m, 0, NULL, c) (on a
  * root view, the root's grid; on any other view, that view's grid).
- * Collective over the caller's group of the flattened view the first time.
+ * Collective over the caller's group of the flattened view the first time;
+ * not collective afterwards.
  * Errors: ndims neither 0 nor ndim(m), NULL pointers -> INVALID_ARGUMENT;
  * MPI failure -> BACKEND. */
 DEVMESH_C_API int devmesh_cart_comm_periodic(devmesh_t m, int ndims, const int periodic[], MPI_Comm *comm);
-DEVMESH_C_API int devmesh_cart_comm_periodic_f(devmesh_t m, int ndims, const int periodic[], MPI_Fint *comm);
 
 /* The caller's neighbours along dim (dim NULL as in devmesh_local_rank):
  * local ranks k - distance (prev) and k + distance (next) in dim's group,
@@ -472,20 +482,21 @@ DEVMESH_C_API int devmesh_cart_comm_periodic_f(devmesh_t m, int ndims, const int
  * nonzero, else MPI_PROC_NULL outside the group, exactly as MPI_Cart_shift
  * (any distance, negative too); parent_prev/parent_next are the same
  * members as parent ranks (MPI_PROC_NULL alike). Any output pointer may be
- * NULL. Not collective (makes no communicator).
+ * NULL.
+ * Not collective (makes no communicator).
  * Errors: unknown dim -> UNKNOWN_DIM. */
 DEVMESH_C_API int devmesh_neighbors(devmesh_t m, const char *dim, int periodic, int distance, int *prev,
                                     int *next, int *parent_prev, int *parent_next);
 
 /* devmesh_all_groups, plus which group is the caller's (*own: ranks[own *
  * size(dim)] starts it; own may be NULL) and that group's communicator
- * devmesh_comm(m, dim). Collective as devmesh_comm. Errors as
- * devmesh_all_groups and devmesh_comm; a short array is reported before
- * any communicator is made. */
+ * devmesh_comm(m, dim).
+ * Collective over the caller's group along dim the first time any view of
+ * the root asks for this layout (as devmesh_comm); not collective afterwards.
+ * Errors as devmesh_all_groups and devmesh_comm; a short array is reported
+ * before any communicator is made. */
 DEVMESH_C_API int devmesh_all_groups_comm(devmesh_t m, const char *dim, int maxranks, int ranks[], int *own,
                                           MPI_Comm *comm);
-DEVMESH_C_API int devmesh_all_groups_comm_f(devmesh_t m, const char *dim, int maxranks, int ranks[], int *own,
-                                            MPI_Fint *comm);
 
 /* ---- collectives over a dim, in the dim's backend --------------------------- */
 
@@ -514,35 +525,43 @@ DEVMESH_C_API int devmesh_all_groups_comm_f(devmesh_t m, const char *dim, int ma
  * the backend failing (a dead peer, a timeout) -> BACKEND, the contents of
  * recvbuf then undefined. */
 
-/* recvbuf[i] = op over the group of sendbuf[i], i < count. */
+/* recvbuf[i] = op over the group of sendbuf[i], i < count.
+ * Collective over the caller's group along dim. */
 DEVMESH_C_API int devmesh_allreduce(devmesh_t mesh, const char *dim, const void *sendbuf,
                                     void *recvbuf, size_t count, int datatype, int op, void *stream);
 /* recvbuf[r*count + i] = sendbuf[i] of local rank r (recvbuf holds
- * size(dim) * count elements). */
+ * size(dim) * count elements).
+ * Collective over the caller's group along dim. */
 DEVMESH_C_API int devmesh_allgather(devmesh_t mesh, const char *dim, const void *sendbuf,
                                     void *recvbuf, size_t count, int datatype, void *stream);
 /* recvbuf[i] = op over the group of sendbuf[rank*count + i], i < count
- * (sendbuf holds size(dim) * count elements). */
+ * (sendbuf holds size(dim) * count elements).
+ * Collective over the caller's group along dim. */
 DEVMESH_C_API int devmesh_reduce_scatter(devmesh_t mesh, const char *dim, const void *sendbuf,
                                          void *recvbuf, size_t count, int datatype, int op,
                                          void *stream);
-/* buffer of every member = buffer of local rank root. */
+/* buffer of every member = buffer of local rank root.
+ * Collective over the caller's group along dim. */
 DEVMESH_C_API int devmesh_broadcast(devmesh_t mesh, const char *dim, void *buffer, size_t count,
                                     int datatype, int root, void *stream);
-/* recvbuf[r*count + i] = sendbuf[rank*count + i] of local rank r. */
+/* recvbuf[r*count + i] = sendbuf[rank*count + i] of local rank r.
+ * Collective over the caller's group along dim. */
 DEVMESH_C_API int devmesh_alltoall(devmesh_t mesh, const char *dim, const void *sendbuf,
                                    void *recvbuf, size_t count, int datatype, void *stream);
-/* Returns when every member of the group has entered it. */
+/* Returns when every member of the group has entered it.
+ * Collective over the caller's group along dim. */
 DEVMESH_C_API int devmesh_barrier(devmesh_t mesh, const char *dim, void *stream);
 /* Point to point with local rank peer of the group: blocking for host
  * backends (as MPI_Send/MPI_Recv; a send may wait for its receive, so
  * order pairs as with MPI), stream-ordered for NCCL. Messages between two
  * ranks arrive in order. peer MPI_PROC_NULL: nothing happens (the buffer
- * is untouched), on every backend, as in MPI. Not collective: between the
- * two ranks only (the first use of the dim still creates its communicator
- * collectively). */
+ * is untouched), on every backend, as in MPI.
+ * Not collective: between the two ranks only (the first use of the dim
+ * still creates its communicator collectively). */
 DEVMESH_C_API int devmesh_send(devmesh_t mesh, const char *dim, const void *buffer, size_t count,
                                int datatype, int peer, void *stream);
+/* Receives count elements from local rank peer, as devmesh_send sends them.
+ * Not collective: between the two ranks only (as devmesh_send). */
 DEVMESH_C_API int devmesh_recv(devmesh_t mesh, const char *dim, void *buffer, size_t count,
                                int datatype, int peer, void *stream);
 
@@ -561,40 +580,47 @@ typedef struct devmesh_request_s *devmesh_request_t;
  * when the stream has run the transfer. peer MPI_PROC_NULL: nothing
  * happens and *request = DEVMESH_REQUEST_NULL, on every backend, as in MPI.
  * Messages between two ranks, blocking or not, match in the order they
- * were started. Not collective: between the two ranks (the first use of
- * the dim still creates its communicator collectively). A request must end
+ * were started. A request must end
  * before the mesh's communicators go (devmesh_destroy of the root's last
  * handle).
  * Errors (checked before any communication; *request untouched): a NULL
  * mesh or request pointer, a NULL buffer with count > 0, an unknown
  * datatype, a peer outside the group other than MPI_PROC_NULL ->
  * INVALID_ARGUMENT; unknown dim -> UNKNOWN_DIM; a backend built for ABI
- * version 1 of the plugin interface -> UNSUPPORTED, naming it. */
+ * version 1 of the plugin interface -> UNSUPPORTED, naming it.
+ * Not collective: between the two ranks (the first use of the dim still
+ * creates its communicator collectively). */
 DEVMESH_C_API int devmesh_isend(devmesh_t mesh, const char *dim, const void *buffer, size_t count,
                                 int datatype, int peer, void *stream, devmesh_request_t *request);
+/* Starts receiving, as devmesh_isend starts sending (same rules and errors).
+ * Not collective: between the two ranks (as devmesh_isend). */
 DEVMESH_C_API int devmesh_irecv(devmesh_t mesh, const char *dim, void *buffer, size_t count,
                                 int datatype, int peer, void *stream, devmesh_request_t *request);
 /* Blocks until *request is done, then sets *request = DEVMESH_REQUEST_NULL
  * (also when the transfer failed: BACKEND, the buffer then undefined).
- * *request DEVMESH_REQUEST_NULL: returns at once. Not collective.
+ * *request DEVMESH_REQUEST_NULL: returns at once.
+ * Not collective.
  * Errors: request NULL -> INVALID_ARGUMENT. */
 DEVMESH_C_API int devmesh_wait(devmesh_request_t *request);
 /* *done = 1 and *request = DEVMESH_REQUEST_NULL when *request is done (or
  * was DEVMESH_REQUEST_NULL), else *done = 0 and *request stays pending;
- * never blocks. A failed transfer: BACKEND, *request NULL. Not collective.
+ * never blocks. A failed transfer: BACKEND, *request NULL.
+ * Not collective.
  * Errors: request or done NULL -> INVALID_ARGUMENT. */
 DEVMESH_C_API int devmesh_test(devmesh_request_t *request, int *done);
 /* devmesh_wait on requests[0..n-1] in turn; every request ends (and is set
  * to DEVMESH_REQUEST_NULL) even when one fails, whose status is returned
- * (the first failure's). Not collective.
+ * (the first failure's).
+ * Not collective.
  * Errors: n < 0, or requests NULL with n > 0 -> INVALID_ARGUMENT. */
 DEVMESH_C_API int devmesh_waitall(int n, devmesh_request_t requests[]);
 /* Sends sendcount elements of sendtype to local rank dest and receives
  * recvcount elements of recvtype from local rank source at once
  * (MPI_Sendrecv), so that a ring shift cannot deadlock; returns when both
  * are done (NCCL: enqueued as one group on stream). dest or source may be
- * MPI_PROC_NULL (that side does nothing). Not collective: between the ranks
- * named. Errors as devmesh_isend (dest and source checked alike, both
+ * MPI_PROC_NULL (that side does nothing).
+ * Not collective: between the ranks named.
+ * Errors as devmesh_isend (dest and source checked alike, both
  * buffers), and recvbuf untouched. */
 DEVMESH_C_API int devmesh_sendrecv(devmesh_t mesh, const char *dim, const void *sendbuf,
                                    size_t sendcount, int sendtype, int dest, void *recvbuf,
@@ -602,17 +628,20 @@ DEVMESH_C_API int devmesh_sendrecv(devmesh_t mesh, const char *dim, const void *
 
 /* ---- errors and version (not collective) ---------------------------------- */
 
-/* A static description of a status, e.g. "unknown dim"; never NULL. */
+/* A static description of a status, e.g. "unknown dim"; never NULL.
+ * Not collective. */
 DEVMESH_C_API const char *devmesh_status_string(int status);
 
 /* The detailed message of the calling thread's last failed devmesh call,
  * naming the function and the problem; "" if none failed yet. Valid until
- * the thread's next failing devmesh call. */
+ * the thread's next failing devmesh call.
+ * Not collective. */
 DEVMESH_C_API const char *devmesh_last_error(void);
 
 /* The library's version (of the shared object, which may differ from the
  * DEVMESH_VERSION_* macros the caller was compiled with). NULL pointers
- * are skipped. */
+ * are skipped.
+ * Not collective. */
 DEVMESH_C_API int devmesh_version(int *major, int *minor, int *patch);
 
 #ifdef __cplusplus

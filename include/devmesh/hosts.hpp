@@ -16,8 +16,9 @@
 // --distribution=cyclic, hydra -ppn 1): host 0 = parent ranks {0,2,4,6},
 // host 1 = {1,3,5,7}; parent rank 5 is host 1, local rank 2.
 //
-// Collectiveness:
-//   discover_hosts(parent), create_host_mesh, create_host_aware
+// Collectiveness (tests/docs/check_collectiveness.py checks it against the
+// per-function notes of devmesh.h):
+//   discover_hosts(parent), create_host_mesh(parent), create_host_aware(parent)
 //                         collective over the parent
 //   record_hosts(mesh)    collective over all members of mesh's root
 //   host_info(mesh), dim_within_hosts(mesh, dim)   not collective

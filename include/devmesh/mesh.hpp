@@ -22,23 +22,24 @@
 // Collectiveness, the thing to know to avoid a deadlock (a collective call
 // waits without a deadline for every rank of its group, as MPI does; only
 // the NCCL backend's set-up is bounded by its timeout option, see
-// docs/ERRORS.md "Waits: which are bounded"):
+// docs/ERRORS.md "Waits: which are bounded"; tests/docs/check_collectiveness.py
+// checks this summary against the per-function notes of devmesh.h):
 //   create            collective over the parent communicator
 //   adopt             collective over the parent communicator
 //   create_from_group collective over the group's members
 //   slice/flatten/unflatten/root, every query      not collective
-//   comm(dim), communicator(dim)   collective over the caller's group along
-//                     dim the first time that layout is asked for on the
-//                     root, not collective afterwards. Members of a group
-//                     must ask for layouts in the same order (as for any
-//                     MPI collective); or call create_comms() first.
+//   comm(dim), communicator(dim), all_groups_with_comm(dim)
+//                     collective over the caller's group along dim the
+//                     first time that layout is asked for on the root, not
+//                     collective afterwards. Members of a group must ask
+//                     for layouts in the same order (as for any MPI
+//                     collective); or call create_comms() first.
 //   create_comms()    collective over all members of the root: creates the
 //                     communicators of every dim of this view at once
 //   cart_comm()       collective over the caller's group of the flattened
 //                     view the first time (all members of the root for the
 //                     root view)
 //   neighbors()       not collective
-//   all_groups_with_comm()  as comm(dim)
 #pragma once
 
 #include "devmesh/export.hpp"  // first: it stops a compile below C++20

@@ -328,13 +328,6 @@ std::optional<std::vector<MPI_Comm>> c_comms(int ndim, const MPI_Comm comms[]) {
   return std::vector<MPI_Comm>(comms, comms + ndim);
 }
 
-std::optional<std::vector<MPI_Comm>> f_comms(int ndim, const MPI_Fint comms[]) {
-  if (!comms || ndim < 1) return std::nullopt;
-  std::vector<MPI_Comm> out;
-  for (int i = 0; i < ndim; ++i) out.push_back(MPI_Comm_f2c(comms[i]));
-  return out;
-}
-
 }  // namespace
 
 extern "C" {
@@ -344,28 +337,14 @@ int devmesh_create(MPI_Comm parent, int ndim, const int shape[], const char* con
   return create("devmesh_create", parent, ndim, shape, names, mesh);
 }
 
-int devmesh_create_f(MPI_Fint parent, int ndim, const int shape[], const char* const names[],
-                     devmesh_t* mesh) {
-  return create("devmesh_create_f", MPI_Comm_f2c(parent), ndim, shape, names, mesh);
-}
-
 int devmesh_create_ex(MPI_Comm parent, int ndim, const int shape[], const char* const names[],
                       const devmesh_config_t* config, devmesh_t* mesh) {
   return create("devmesh_create_ex", parent, ndim, shape, names, mesh, config);
 }
 
-int devmesh_create_ex_f(MPI_Fint parent, int ndim, const int shape[], const char* const names[],
-                        const devmesh_config_t* config, devmesh_t* mesh) {
-  return create("devmesh_create_ex_f", MPI_Comm_f2c(parent), ndim, shape, names, mesh, config);
-}
-
 
 int devmesh_create_hosts(MPI_Comm parent, const char* host_dim, const char* local_dim, devmesh_t* mesh) {
   return create_hosts("devmesh_create_hosts", parent, host_dim, local_dim, mesh);
-}
-
-int devmesh_create_hosts_f(MPI_Fint parent, const char* host_dim, const char* local_dim, devmesh_t* mesh) {
-  return create_hosts("devmesh_create_hosts_f", MPI_Comm_f2c(parent), host_dim, local_dim, mesh);
 }
 
 int devmesh_dim_within_hosts(devmesh_t m, const char* dim, int* within) {
@@ -579,15 +558,6 @@ int devmesh_comm(devmesh_t m, const char* dim, MPI_Comm* comm) {
   });
 }
 
-int devmesh_comm_f(devmesh_t m, const char* dim, MPI_Fint* comm) {
-  return guard("devmesh_comm_f", [&] {
-    const Mesh& mesh = mesh_of(m);
-    need(comm, "comm");
-    const MPI_Fint c = MPI_Comm_c2f(mesh.comm(dim_arg(dim)));
-    *comm = c;
-  });
-}
-
 int devmesh_create_comms(devmesh_t m, int path) {
   return guard("devmesh_create_comms", [&] {
     const Mesh& mesh = mesh_of(m);
@@ -602,15 +572,6 @@ int devmesh_cart_comm(devmesh_t m, MPI_Comm* comm) {
     const Mesh& mesh = mesh_of(m);
     need(comm, "comm");
     const MPI_Comm c = mesh.cart_comm();
-    *comm = c;
-  });
-}
-
-int devmesh_cart_comm_f(devmesh_t m, MPI_Fint* comm) {
-  return guard("devmesh_cart_comm_f", [&] {
-    const Mesh& mesh = mesh_of(m);
-    need(comm, "comm");
-    const MPI_Fint c = MPI_Comm_c2f(mesh.cart_comm());
     *comm = c;
   });
 }
@@ -658,15 +619,6 @@ int devmesh_cart_comm_periodic(devmesh_t m, int ndims, const int periodic[], MPI
   });
 }
 
-int devmesh_cart_comm_periodic_f(devmesh_t m, int ndims, const int periodic[], MPI_Fint* comm) {
-  return guard("devmesh_cart_comm_periodic_f", [&] {
-    const Mesh& mesh = mesh_of(m);
-    need(comm, "comm");
-    const MPI_Fint c = MPI_Comm_c2f(mesh.cart_comm(periods_arg(ndims, periodic)));
-    *comm = c;
-  });
-}
-
 int devmesh_neighbors(devmesh_t m, const char* dim, int periodic, int distance, int* prev, int* next,
                       int* parent_prev, int* parent_next) {
   return guard("devmesh_neighbors", [&] {
@@ -686,17 +638,6 @@ int devmesh_all_groups_comm(devmesh_t m, const char* dim, int maxranks, int rank
     const devmesh::Groups g = groups_with_comm(mesh, dim, maxranks, ranks);
     copy_groups(g, ranks, own);
     *comm = g.comm;
-  });
-}
-
-int devmesh_all_groups_comm_f(devmesh_t m, const char* dim, int maxranks, int ranks[], int* own, MPI_Fint* comm) {
-  return guard("devmesh_all_groups_comm_f", [&] {
-    const Mesh& mesh = mesh_of(m);
-    need(comm, "comm");
-    const devmesh::Groups g = groups_with_comm(mesh, dim, maxranks, ranks);
-    const MPI_Fint c = MPI_Comm_c2f(g.comm);
-    copy_groups(g, ranks, own);
-    *comm = c;
   });
 }
 
@@ -978,22 +919,9 @@ int devmesh_create_from_comms(MPI_Comm parent, int ndim, const MPI_Comm comms[],
   return create_from_comms("devmesh_create_from_comms", parent, ndim, v ? &*v : nullptr, names, config, mesh);
 }
 
-int devmesh_create_from_comms_f(MPI_Fint parent, int ndim, const MPI_Fint comms[], const char* const names[],
-                                const devmesh_config_t* config, devmesh_t* mesh) {
-  const auto v = f_comms(ndim, comms);
-  return create_from_comms("devmesh_create_from_comms_f", MPI_Comm_f2c(parent), ndim, v ? &*v : nullptr, names,
-                           config, mesh);
-}
-
 int devmesh_create_from_group(MPI_Group group, const char* tag, int ndim, const int shape[],
                               const char* const names[], const devmesh_config_t* config, devmesh_t* mesh) {
   return create_from_group("devmesh_create_from_group", group, tag, ndim, shape, names, config, mesh);
-}
-
-int devmesh_create_from_group_f(MPI_Fint group, const char* tag, int ndim, const int shape[],
-                                const char* const names[], const devmesh_config_t* config, devmesh_t* mesh) {
-  return create_from_group("devmesh_create_from_group_f", MPI_Group_f2c(group), tag, ndim, shape, names, config,
-                           mesh);
 }
 
 }  // extern "C"

@@ -22,13 +22,12 @@ static int me = 0, n = 1;
 
 #if MPI_VERSION >= 4
 /* A (n/b, b) mesh; its tp and dp groups and communicators. */
-static void check_2d(MPI_Group group, int b, int fortran) {
+static void check_2d(MPI_Group group, int b) {
   const int a = n / b;
   const char *names[] = {"dp", "tp"};
   const int shape[] = {a, b};
   devmesh_t m = NULL;
-  int rc = fortran ? devmesh_create_from_group_f(MPI_Group_c2f(group), "c-sessions", 2, shape, names, NULL, &m)
-                   : devmesh_create_from_group(group, "c-sessions", 2, shape, names, NULL, &m);
+  int rc = devmesh_create_from_group(group, "c-sessions", 2, shape, names, NULL, &m);
   CHECK(rc == DEVMESH_SUCCESS && m, "create_from_group returned %d", rc);
   if (!m) return;
   int ranks[16], count = -1;
@@ -55,8 +54,8 @@ int main(void) {
   if (MPI_Group_from_session_pset(session, "mpi://WORLD", &group) != MPI_SUCCESS) return 2;
   MPI_Group_rank(group, &me);
   MPI_Group_size(group, &n);
-  check_2d(group, n, 0);
-  check_2d(group, n % 2 == 0 ? 2 : n, 1);
+  check_2d(group, n);
+  check_2d(group, n % 2 == 0 ? 2 : n);
   /* An error: the same status everywhere, the output untouched. */
   devmesh_t sentinel = (devmesh_t)&failures, out = sentinel;
   const char *names[] = {"x"};
@@ -94,8 +93,6 @@ int main(void) {
   const int shape[] = {n};
   int rc = devmesh_create_from_group(group, "c-sessions", 1, shape, names, NULL, &out);
   CHECK(rc == DEVMESH_ERR_UNSUPPORTED && out == sentinel, "status %d", rc);
-  rc = devmesh_create_from_group_f(MPI_Group_c2f(group), "c-sessions", 1, shape, names, NULL, &out);
-  CHECK(rc == DEVMESH_ERR_UNSUPPORTED && out == sentinel, "status %d (_f)", rc);
   MPI_Group_free(&group);
   int worst = 0;
   MPI_Allreduce(&failures, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);

@@ -12,10 +12,10 @@ int devmesh_header_check(void) {
   enum devmesh_status status = DEVMESH_SUCCESS;
   enum devmesh_comm_path path = DEVMESH_COMM_PATH_AUTOMATIC;
   int (*create)(MPI_Comm, int, const int[], const char *const[], devmesh_t *) = devmesh_create;
-  int (*comm_f)(devmesh_t, const char *, MPI_Fint *) = devmesh_comm_f;
+  int (*comm)(devmesh_t, const char *, MPI_Comm *) = devmesh_comm;
   const char *(*last)(void) = devmesh_last_error;
   (void)create;
-  (void)comm_f;
+  (void)comm;
   (void)last;
   return (int)status + (int)path + (mesh == NULL) + DEVMESH_VERSION_MAJOR;
 }

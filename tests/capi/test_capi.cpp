@@ -64,13 +64,6 @@ int create_listed(MPI_Comm parent, int ndim, const int shape[], int nranks, cons
   cfg.ranks = ranks;
   return devmesh_create_ex(parent, ndim, shape, names, &cfg, m);
 }
-int create_listed_f(MPI_Fint parent, int ndim, const int shape[], int nranks, const int ranks[],
-                    const char* const names[], devmesh_t* m) {
-  devmesh_config_t cfg = DEVMESH_CONFIG_INITIALIZER;
-  cfg.nranks = nranks;
-  cfg.ranks = ranks;
-  return devmesh_create_ex_f(parent, ndim, shape, names, &cfg, m);
-}
 
 // Checks a failed call: the exact status and a message that names it.
 void expect_error(int got, int want, const std::string& needle) {
@@ -342,9 +335,6 @@ BOOST_AUTO_TEST_CASE(create_and_query) {
     MPI_Cart_coords(cart, cr, 2, cc);
     BOOST_TEST(cc[0] == coord[0]);
     BOOST_TEST(cc[1] == coord[1]);
-    MPI_Fint fcart = -1;
-    BOOST_TEST(devmesh_cart_comm_f(m, &fcart) == DEVMESH_SUCCESS);
-    BOOST_TEST(MPI_Comm_f2c(fcart) == cart);
     int count = 0;
     BOOST_TEST(devmesh_comm_count(m, &count) == DEVMESH_SUCCESS);
     // root, tp, dp, cart; at n = 1 tp and dp are the same trivial layout
@@ -474,39 +464,6 @@ BOOST_AUTO_TEST_CASE(concatenate_views) {
   if (size_of(m, "dp") > 1)
     expect_error(devmesh_concatenate(2, overlapping, &out), DEVMESH_ERR_OVERLAP, "cover the same ranks");
   BOOST_TEST(out == sentinel);
-}
-
-BOOST_AUTO_TEST_CASE(fortran_handles) {
-  const long before = comm_counter::live();
-  {
-    const int shape[] = {0};
-    Names names{"x"};
-    Owned m;
-    BOOST_REQUIRE_EQUAL(devmesh_create_f(MPI_Comm_c2f(MPI_COMM_WORLD), 1, shape, names.data(), m.out()),
-                        DEVMESH_SUCCESS);
-    MPI_Fint f = -1;
-    MPI_Comm c = MPI_COMM_NULL;
-    BOOST_TEST(devmesh_comm_f(m, "x", &f) == DEVMESH_SUCCESS);
-    BOOST_TEST(devmesh_comm(m, nullptr, &c) == DEVMESH_SUCCESS);
-    BOOST_TEST(MPI_Comm_f2c(f) == c);
-    std::vector<int> all(static_cast<std::size_t>(world_size()));
-    std::iota(all.begin(), all.end(), 0);
-    BOOST_TEST(members(c) == all);
-
-    // Rank lists with a Fortran handle.
-    const int n = world_size();
-    std::vector<int> rev(all.rbegin(), all.rend());
-    const int s1[] = {n};
-    Owned a, b;
-    BOOST_REQUIRE_EQUAL(create_listed_f(MPI_Comm_c2f(MPI_COMM_WORLD), 1, s1, n, rev.data(), names.data(), a.out()),
-                        DEVMESH_SUCCESS);
-    BOOST_TEST(group_of(a, "x") == rev);
-    const int s0[] = {0};
-    BOOST_REQUIRE_EQUAL(create_listed_f(MPI_Comm_c2f(MPI_COMM_WORLD), 1, s0, n, rev.data(), names.data(), b.out()),
-                        DEVMESH_SUCCESS);
-    BOOST_TEST(group_of(b, nullptr) == rev);
-  }
-  BOOST_TEST(comm_counter::live() == before);
 }
 
 BOOST_AUTO_TEST_CASE(rank_lists_and_non_members) {
@@ -653,9 +610,6 @@ BOOST_AUTO_TEST_CASE(create_errors) {
                           DEVMESH_ERR_SHAPE_MISMATCH, "divide");
   untouched();
   expect_error(devmesh_create(MPI_COMM_NULL, 1, ok1, a.data(), &m), DEVMESH_ERR_INVALID_ARGUMENT, "MPI_COMM_NULL");
-  untouched();
-  expect_error(devmesh_create_f(MPI_Comm_c2f(MPI_COMM_NULL), 1, ok1, a.data(), &m), DEVMESH_ERR_INVALID_ARGUMENT,
-               "MPI_COMM_NULL");
   untouched();
 
   if (n >= 2) {
@@ -955,12 +909,7 @@ BOOST_AUTO_TEST_CASE(query_errors) {
     expect_error(devmesh_comm(m, nullptr, &c), DEVMESH_ERR_INVALID_ARGUMENT, "a dim name is needed");
     expect_error(devmesh_comm(m, "a", nullptr), DEVMESH_ERR_INVALID_ARGUMENT, "comm is NULL");
     BOOST_TEST(c == MPI_COMM_SELF);
-    MPI_Fint f = int_sentinel;
-    expect_error(devmesh_comm_f(m, "zz", &f), DEVMESH_ERR_UNKNOWN_DIM, "unknown dim");
-    expect_error(devmesh_comm_f(m, "a", nullptr), DEVMESH_ERR_INVALID_ARGUMENT, "comm is NULL");
-    BOOST_TEST(f == int_sentinel);
     expect_error(devmesh_cart_comm(m, nullptr), DEVMESH_ERR_INVALID_ARGUMENT, "comm is NULL");
-    expect_error(devmesh_cart_comm_f(m, nullptr), DEVMESH_ERR_INVALID_ARGUMENT, "comm is NULL");
     expect_error_everywhere(devmesh_create_comms(m, 4), DEVMESH_ERR_INVALID_ARGUMENT, "path 4");
     expect_error_everywhere(devmesh_create_comms(m, -1), DEVMESH_ERR_INVALID_ARGUMENT, "path -1");
     int count = 0;
@@ -975,7 +924,6 @@ BOOST_AUTO_TEST_CASE(null_handle_is_invalid_everywhere) {
   int v = int_sentinel, arr[2] = {int_sentinel, int_sentinel};
   const char* name = "untouched";
   MPI_Comm c = MPI_COMM_SELF;
-  MPI_Fint f = int_sentinel;
   Names a{"a"};
   int sizes[] = {1};
   const std::string needle = "handle is NULL";
@@ -1003,9 +951,6 @@ BOOST_AUTO_TEST_CASE(null_handle_is_invalid_everywhere) {
   expect_error(devmesh_comm(nullptr, "a", &c), want, needle);
   expect_error(devmesh_cart_comm(nullptr, &c), want, needle);
   BOOST_TEST(c == MPI_COMM_SELF);
-  expect_error(devmesh_comm_f(nullptr, "a", &f), want, needle);
-  expect_error(devmesh_cart_comm_f(nullptr, &f), want, needle);
-  BOOST_TEST(f == int_sentinel);
   expect_error(devmesh_create_comms(nullptr, DEVMESH_COMM_PATH_AUTOMATIC), want, needle);
 }
 
@@ -1372,9 +1317,9 @@ BOOST_AUTO_TEST_CASE(cart_comm_periodic_of_views) {
       BOOST_TEST_CONTEXT("view dims " << dims.size() << " first " << dims[0] << " periodic " << periodic[0]) {
         MPI_Comm cart = MPI_COMM_NULL;
         BOOST_REQUIRE_EQUAL(devmesh_cart_comm_periodic(h, nd, periodic.data(), &cart), DEVMESH_SUCCESS);
-        MPI_Fint fcart = -1;
-        BOOST_TEST(devmesh_cart_comm_periodic_f(h, nd, periodic.data(), &fcart) == DEVMESH_SUCCESS);
-        BOOST_TEST(MPI_Comm_f2c(fcart) == cart);  // the same communicator again
+        MPI_Comm again = MPI_COMM_NULL;
+        BOOST_TEST(devmesh_cart_comm_periodic(h, nd, periodic.data(), &again) == DEVMESH_SUCCESS);
+        BOOST_TEST(again == cart);  // the same communicator again
         const std::vector<int> group = g.group(me, dims);
         BOOST_TEST(members(cart) == group);
         std::vector<int> cd(dims.size()), cp(dims.size()), cc(dims.size());
@@ -1412,9 +1357,8 @@ BOOST_AUTO_TEST_CASE(cart_comm_periodic_of_views) {
   expect_error_everywhere(devmesh_cart_comm_periodic(m, 2, nullptr, &out), DEVMESH_ERR_INVALID_ARGUMENT, "periodic");
   BOOST_TEST(out == MPI_COMM_SELF);
   expect_error_everywhere(devmesh_cart_comm_periodic(m, 0, nullptr, nullptr), DEVMESH_ERR_INVALID_ARGUMENT, "comm");
-  MPI_Fint fout = -7;
-  expect_error_everywhere(devmesh_cart_comm_periodic_f(m, -1, one, &fout), DEVMESH_ERR_INVALID_ARGUMENT, "ndims");
-  BOOST_TEST(fout == -7);
+  expect_error_everywhere(devmesh_cart_comm_periodic(m, -1, one, &out), DEVMESH_ERR_INVALID_ARGUMENT, "ndims");
+  BOOST_TEST(out == MPI_COMM_SELF);
   int after = 0;
   BOOST_TEST(devmesh_comm_count(m, &after) == DEVMESH_SUCCESS);
   BOOST_TEST(after == count);
@@ -1502,10 +1446,10 @@ BOOST_AUTO_TEST_CASE(all_groups_comm_brute_force) {
     MPI_Comm direct = MPI_COMM_NULL;
     BOOST_TEST(devmesh_comm(m, dim, &direct) == DEVMESH_SUCCESS);
     BOOST_TEST(c == direct);
-    MPI_Fint fc = -1;
+    MPI_Comm ac = MPI_COMM_NULL;
     std::vector<int> again(static_cast<std::size_t>(W), int_sentinel);
-    BOOST_TEST(devmesh_all_groups_comm_f(m, dim, W, again.data(), nullptr, &fc) == DEVMESH_SUCCESS);
-    BOOST_TEST(MPI_Comm_f2c(fc) == c);
+    BOOST_TEST(devmesh_all_groups_comm(m, dim, W, again.data(), nullptr, &ac) == DEVMESH_SUCCESS);
+    BOOST_TEST(ac == c);
     BOOST_TEST(again == expect);
   }
   // Errors: same status everywhere, outputs untouched, nothing made.

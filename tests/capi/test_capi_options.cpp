@@ -254,9 +254,9 @@ BOOST_AUTO_TEST_CASE(host_mesh_with_simulated_hosts) {
     BOOST_TEST(within == 1);
     BOOST_TEST(devmesh_dim_within_hosts(m, "host", &within) == DEVMESH_SUCCESS);
     BOOST_TEST(within == (hosts == 1 ? 1 : 0));
-    // The Fortran-handle form gives the same groups.
+    // A second host mesh gives the same groups.
     devmesh_t mf = nullptr;
-    BOOST_TEST(devmesh_create_hosts_f(MPI_Comm_c2f(MPI_COMM_WORLD), nullptr, "gpu", &mf) == DEVMESH_SUCCESS,
+    BOOST_TEST(devmesh_create_hosts(MPI_COMM_WORLD, nullptr, "gpu", &mf) == DEVMESH_SUCCESS,
                devmesh_last_error());
     for (const char* dim : {"host", "gpu"}) {
       std::vector<int> c(n, -1), f(n, -2);
@@ -306,9 +306,6 @@ BOOST_AUTO_TEST_CASE(host_errors) {
   devmesh_t out = sentinel;
   // Equal dim names: DUPLICATE_NAME everywhere.
   BOOST_TEST(devmesh_create_hosts(MPI_COMM_WORLD, "a", "a", &out) == DEVMESH_ERR_DUPLICATE_NAME);
-  BOOST_TEST(out == sentinel);
-  BOOST_TEST(devmesh_create_hosts_f(MPI_Comm_c2f(MPI_COMM_WORLD), "a", "a", &out) == DEVMESH_ERR_DUPLICATE_NAME);
-  BOOST_TEST(std::string(devmesh_last_error()).find("devmesh_create_hosts_f") == 0, devmesh_last_error());
   BOOST_TEST(out == sentinel);
   // A NULL output pointer on every rank: INVALID_ARGUMENT everywhere.
   BOOST_TEST(devmesh_create_hosts(MPI_COMM_WORLD, nullptr, nullptr, nullptr) == DEVMESH_ERR_INVALID_ARGUMENT);

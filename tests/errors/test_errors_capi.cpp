@@ -75,7 +75,6 @@ void expect_null_handle(devmesh_t m) {
   int v = int_sentinel, arr[2] = {int_sentinel, int_sentinel};
   const char* name = "untouched";
   MPI_Comm c = MPI_COMM_SELF;
-  MPI_Fint f = int_sentinel;
   Names a{"a"};
   const int sizes[] = {1};
   expect_error(devmesh_slice(m, 1, a.data(), &out), want, needle);
@@ -102,9 +101,6 @@ void expect_null_handle(devmesh_t m) {
   expect_error(devmesh_comm(m, "a", &c), want, needle);
   expect_error(devmesh_cart_comm(m, &c), want, needle);
   BOOST_TEST(c == MPI_COMM_SELF);
-  expect_error(devmesh_comm_f(m, "a", &f), want, needle);
-  expect_error(devmesh_cart_comm_f(m, &f), want, needle);
-  BOOST_TEST(f == int_sentinel);
   expect_error(devmesh_create_comms(m, DEVMESH_COMM_PATH_AUTOMATIC), want, needle);
   void* nh = reinterpret_cast<void*>(std::uintptr_t{0x77});
   expect_error(devmesh_backend_comm(m, "a", nullptr, &nh), want, needle);
@@ -115,17 +111,13 @@ void expect_null_handle(devmesh_t m) {
   const int periodic[] = {1, 0};
   expect_error(devmesh_cart_comm_periodic(m, 2, periodic, &c), want, needle);
   BOOST_TEST(c == MPI_COMM_SELF);
-  expect_error(devmesh_cart_comm_periodic_f(m, 2, periodic, &f), want, needle);
-  BOOST_TEST(f == int_sentinel);
   int prev = int_sentinel, next = int_sentinel, pprev = int_sentinel, pnext = int_sentinel;
   expect_error(devmesh_neighbors(m, "a", 1, 1, &prev, &next, &pprev, &pnext), want, needle);
   BOOST_TEST((prev == int_sentinel && next == int_sentinel && pprev == int_sentinel && pnext == int_sentinel));
   int own = int_sentinel;
   expect_error(devmesh_all_groups_comm(m, "a", 2, arr, &own, &c), want, needle);
-  expect_error(devmesh_all_groups_comm_f(m, "a", 2, arr, &own, &f), want, needle);
   BOOST_TEST((arr[0] == int_sentinel && arr[1] == int_sentinel && own == int_sentinel));
   BOOST_TEST(c == MPI_COMM_SELF);
-  BOOST_TEST(f == int_sentinel);
 }
 
 }  // namespace

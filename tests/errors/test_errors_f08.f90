@@ -252,7 +252,7 @@ contains
   ! rank for collective calls), a message naming the procedure, and the
   ! outputs untouched.
   subroutine parity_errors()
-    type(devmesh_t) :: o
+    type(devmesh_t) :: o, hm
     type(c_ptr) :: h
     integer :: e, arr(2)
     logical :: within
@@ -290,6 +290,21 @@ contains
     call devmesh_create_hosts(MPI_COMM_NULL, o, e)
     call expect(e, DEVMESH_ERR_INVALID_ARGUMENT, 'MPI_COMM_NULL', 'create_hosts of MPI_COMM_NULL')
     call named('devmesh_create_hosts', 'create_hosts of MPI_COMM_NULL')
+    ! No dim (blank: NULL in C) names the only dim of a 1-D view; on the 2-D
+    ! (host, local) mesh it is refused on every rank, within untouched.
+    call devmesh_create_hosts(MPI_COMM_WORLD, hm, e)
+    call collective(e, DEVMESH_SUCCESS, '', 'create_hosts')
+    within = .true.
+    call devmesh_dim_within_hosts(hm, '', within, e)
+    call collective(e, DEVMESH_ERR_INVALID_ARGUMENT, '', 'dim_within_hosts without a dim on a 2-D mesh')
+    call named('devmesh_dim_within_hosts', 'dim_within_hosts without a dim on a 2-D mesh')
+    call check(within, 'dim_within_hosts without a dim: output untouched')
+    call devmesh_destroy(hm)
+    call devmesh_create_ex(MPI_COMM_WORLD, [0], ['x'], hm, e, host_aware=.true.)
+    call collective(e, DEVMESH_SUCCESS, '', 'host-aware 1-D mesh')
+    call devmesh_dim_within_hosts(hm, '', within, e)
+    call collective(e, DEVMESH_SUCCESS, '', 'dim_within_hosts without a dim on a 1-D mesh')
+    call devmesh_destroy(hm)
     if (nranks > 1) then
       ! A host id on the last rank only.
       if (me == nranks - 1) call check(c_setenv('DEVMESH_HOST_ID' // c_null_char, 'x' // c_null_char, 1_c_int) == 0, &
