@@ -15,7 +15,9 @@ import re
 import sys
 
 ROOT = os.path.abspath(sys.argv[1])
-GENERATED = {"GPU-RESULTS.md"}  # tests/gpu/run-gpu-checks.sh writes it
+# tests/gpu/run-gpu-checks.sh writes GPU-RESULTS.md; bench/traffic/model.py
+# writes traffic.md into the data folder of the report (docs/bench/data).
+GENERATED = {"GPU-RESULTS.md", "traffic.md"}
 TEXT = (".c", ".h", ".cpp", ".hpp", ".f90", ".py", ".sh", ".md", ".build", ".txt", ".in", ".cmake", ".supp")
 SCRIPTS = {"run", "run-all", "mpirun-local.in"}
 REFERENCE = re.compile(r"[A-Za-z0-9_./-]*[A-Za-z0-9_]\.md\b")
