@@ -9,14 +9,15 @@
 // communicators (never the parent).
 //
 // Creation makes no communicator: it only checks, in one MPI_Allreduce
-// over the parent, that every rank passed the same arguments. Where MPI has
-// MPI_Comm_create_from_group (MPI 4; also Open MPI 5, which reports MPI
-// 3.1), a dim's communicator is made with it over just the caller's group,
-// errors returned; the parent is not used again and may be freed. A
-// communicator of all root members (the "root communicator") is made when
-// an operation over all of them first needs it: create_comms(),
-// cart_comm(), record_hosts(), NCCL's split initialisation. (Without that
-// function, creation makes the root communicator and communicators are
+// over the parent, that every rank passed the same arguments. With MPICH 4
+// and later (MPI_Comm_create_from_group), a dim's communicator is made over
+// just the caller's group, errors returned; the parent is not used again
+// and may be freed. A communicator of all root members (the "root
+// communicator") is made when an operation over all of them first needs
+// it: create_comms(), cart_comm(), record_hosts(), NCCL's split
+// initialisation. (With an MPI without that function, and with Open MPI,
+// whose MPI_Comm_create_from_group needs PMIx groups that its UCX PML does
+// not offer, creation makes the root communicator and communicators are
 // made from it with MPI_Comm_create_group.)
 //
 // Collectiveness, the thing to know to avoid a deadlock (a collective call
@@ -266,8 +267,8 @@ class DEVMESH_API Mesh {
   Neighbors neighbors(std::string_view dim, bool periodic = false, int distance = 1) const;
   // Communicators the root has created so far, for checking reuse: one per
   // distinct layout asked for, plus the root communicator once made (see
-  // above). create() makes none (with an MPI without
-  // MPI_Comm_create_from_group: the root communicator, made at creation).
+  // above). create() makes none (where communicators come from the root
+  // communicator, see above: that one, made at creation).
   int comm_count() const;
 
  private:

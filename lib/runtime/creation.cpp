@@ -244,10 +244,12 @@ Mesh build(Creation& c) {
     MPI_Group_free(&parent_group);
     check_mpi(rc, "MPI_Group_incl");
   }
-  // Without communicators from groups, every communicator comes from a
-  // root communicator, made here (non-members get MPI_COMM_NULL).
+  // Where dims' communicators do not come straight from their groups, they
+  // come from a root communicator: made here (non-members get
+  // MPI_COMM_NULL), unless a mesh from a group has its group's already.
+  const bool group_is_root = c.group_comm != MPI_COMM_NULL && !r.options.host_aware;
   MPI_Comm root_comm = MPI_COMM_NULL;
-  if (!mpi::has_comm_from_group) {
+  if (!mpi::dims_from_group && !group_is_root) {
     if (int rc = MPI_Comm_create(c.parent, group, &root_comm); rc != MPI_SUCCESS) {
       MPI_Group_free(&group);
       check_mpi(rc, "MPI_Comm_create");
@@ -276,8 +278,7 @@ Mesh build(Creation& c) {
   }
   // The state frees what it takes from here on, also if what follows throws.
   if (root_comm != MPI_COMM_NULL) state->take_root_comm(root_comm);
-  if (c.group_comm != MPI_COMM_NULL && !r.options.host_aware)
-    state->take_root_comm(std::exchange(c.group_comm, MPI_COMM_NULL));
+  if (group_is_root) state->take_root_comm(std::exchange(c.group_comm, MPI_COMM_NULL));
   state->inherit_errhandler(c.parent);
   for (auto& [spec, instance] : c.backends) state->add_backend(spec, std::move(instance));
   if (r.kind == CreationKind::comms) {

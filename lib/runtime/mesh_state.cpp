@@ -251,13 +251,13 @@ MeshState::Handout& MeshState::entry(const Lock& lock, const Layout& layout, std
 
 // The tag names the root and the layout, so concurrent creations never mix.
 MPI_Comm MeshState::make_comm(const Lock& lock, const std::vector<int>& members, const std::string& what) {
-  const MPI_Comm over = mpi::has_comm_from_group ? MPI_COMM_NULL : root_comm(lock);
+  const MPI_Comm over = mpi::dims_from_group ? MPI_COMM_NULL : root_comm(lock);
   return mpi::comm_from_members(root_group_, members, "devmesh:" + id_ + ":" + what, over);
 }
 
 MPI_Comm MeshState::root_comm(const Lock& lock) {
   check_alive(lock);
-  if (root_comm_ != MPI_COMM_NULL || !mpi::has_comm_from_group) return root_comm_;
+  if (root_comm_ != MPI_COMM_NULL || !mpi::dims_from_group) return root_comm_;
   int n = 0;
   DEVMESH_MPI(MPI_Group_size(root_group_, &n));
   std::vector<int> all(static_cast<std::size_t>(n));

@@ -5,18 +5,22 @@
 
 namespace devmesh::detail::mpi {
 
-#if DEVMESH_HAVE_MPI_COMM_CREATE_FROM_GROUP
+namespace {
 
-MPI_Comm comm_from_members(MPI_Group root_group, const std::vector<int>& members, const std::string& tag,
-                           MPI_Comm /*root_comm*/) {
-  MPI_Group group = MPI_GROUP_NULL;
-  DEVMESH_MPI(MPI_Group_incl(root_group, static_cast<int>(members.size()), members.data(), &group));
+// MPI_Comm_create_group takes a number: the tag's hash, within the
+// smallest MPI_TAG_UB the standard allows.
+MPI_Comm comm_from_root_comm(MPI_Group group, const std::string& tag, MPI_Comm root_comm) {
+  Hash h;
+  h.add(tag);
   MPI_Comm comm = MPI_COMM_NULL;
-  const int rc = MPI_Comm_create_from_group(group, tag.c_str(), MPI_INFO_NULL, MPI_ERRORS_RETURN, &comm);
-  MPI_Group_free(&group);
-  check_mpi(rc, "MPI_Comm_create_from_group");
+  check_mpi(MPI_Comm_create_group(root_comm, group, static_cast<int>(h.h % 32000u), &comm), "MPI_Comm_create_group");
+  return_errors(comm);
   return comm;
 }
+
+}  // namespace
+
+#if DEVMESH_HAVE_MPI_COMM_CREATE_FROM_GROUP
 
 MPI_Comm comm_from_session_group(MPI_Group group, const std::string& tag) {
   MPI_Comm comm = MPI_COMM_NULL;
@@ -27,28 +31,26 @@ MPI_Comm comm_from_session_group(MPI_Group group, const std::string& tag) {
 
 #else
 
-MPI_Comm comm_from_members(MPI_Group root_group, const std::vector<int>& members, const std::string& tag,
-                           MPI_Comm root_comm) {
-  MPI_Group group = MPI_GROUP_NULL;
-  DEVMESH_MPI(MPI_Group_incl(root_group, static_cast<int>(members.size()), members.data(), &group));
-  MPI_Comm comm = MPI_COMM_NULL;
-  // MPI_Comm_create_group takes a number: the tag's hash, within the
-  // smallest MPI_TAG_UB the standard allows.
-  Hash h;
-  h.add(tag);
-  const int rc = MPI_Comm_create_group(root_comm, group, static_cast<int>(h.h % 32000u), &comm);
-  MPI_Group_free(&group);
-  check_mpi(rc, "MPI_Comm_create_group");
-  return_errors(comm);
-  return comm;
-}
-
 MPI_Comm comm_from_session_group(MPI_Group, const std::string&) {
   throw Error(Status::unsupported, "a mesh from an MPI_Group needs MPI_Comm_create_from_group (MPI 4), which this "
                                    "MPI (" + version_text() + ") lacks");
 }
 
 #endif
+
+MPI_Comm comm_from_members(MPI_Group root_group, const std::vector<int>& members, const std::string& tag,
+                           MPI_Comm root_comm) {
+  MPI_Group group = MPI_GROUP_NULL;
+  DEVMESH_MPI(MPI_Group_incl(root_group, static_cast<int>(members.size()), members.data(), &group));
+  try {
+    MPI_Comm comm = dims_from_group ? comm_from_session_group(group, tag) : comm_from_root_comm(group, tag, root_comm);
+    MPI_Group_free(&group);
+    return comm;
+  } catch (...) {
+    MPI_Group_free(&group);
+    throw;
+  }
+}
 
 std::string version_text() {
   int version = 0, subversion = 0;
