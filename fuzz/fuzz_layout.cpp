@@ -6,8 +6,8 @@
 // mesh view's modes are). Layouts from different factorisations of one W
 // nest, coincide, overlap or cross each other's digits; the odd raw mode
 // (any size and stride) and size-1 mode add junk. Then every operation is
-// checked against fuzz/reference.hpp, which treats a layout as a table of
-// offsets and never calls the function it checks:
+// checked against tests/support/reference.hpp, which treats a layout as a
+// table of offsets and never calls the function it checks:
 //   coalesce      same function, no size-1 modes, no mergeable neighbours
 //   complement    succeeds exactly when the layout's image tiles [0, total)
 //                 by translates; the complement enumerates those translates,
@@ -30,6 +30,7 @@
 
 #include "devmesh/layout.hpp"
 #include "devmesh/status.hpp"
+#include "expect.hpp"
 #include "reference.hpp"
 
 namespace {
@@ -39,7 +40,7 @@ using devmesh::index_t;
 using devmesh::Layout;
 using devmesh::Mode;
 using devmesh::Status;
-using fuzzref::Table;
+using ref::Table;
 
 constexpr index_t max_root = 2048;
 
@@ -145,13 +146,13 @@ std::optional<bool> reference_disjoint(const std::vector<Layout>& ls) {
         count *= m.size;
         if (count > max_enumerated) return std::nullopt;
       }
-  const Table t = fuzzref::enumerate(all);
-  return fuzzref::injective(t) && fuzzref::tile(t, reach).has_value();
+  const Table t = ref::enumerate(all);
+  return ref::injective(t) && ref::tile(t, reach).has_value();
 }
 
 void check_coalesce(const Layout& a) {
   const Layout c = devmesh::coalesce(a);
-  FUZZ_EXPECT(fuzzref::enumerate(c) == fuzzref::enumerate(a), "coalesce(" << a << ") = " << c);
+  FUZZ_EXPECT(ref::enumerate(c) == ref::enumerate(a), "coalesce(" << a << ") = " << c);
   for (std::size_t i = 0; i < c.modes.size(); ++i) {
     FUZZ_EXPECT(c.modes[i].size > 1, "coalesce(" << a << ") = " << c << " keeps a size-1 mode");
     if (i > 0)
@@ -161,22 +162,22 @@ void check_coalesce(const Layout& a) {
 }
 
 void check_complement(const Layout& a, index_t total) {
-  const Table image = fuzzref::enumerate(a);
+  const Table image = ref::enumerate(a);
   const std::optional<Table> bases =
-      fuzzref::injective(image) ? fuzzref::tile(image, total) : std::nullopt;
+      ref::injective(image) ? ref::tile(image, total) : std::nullopt;
   Layout c;
   try {
     c = devmesh::complement(a, total);
   } catch (const Error& e) {
     FUZZ_EXPECT(!bases, "complement(" << a << ", " << total << ") threw '" << e.what()
-                                      << "' but the translates " << fuzzref::str(*bases) << " tile it");
+                                      << "' but the translates " << ref::str(*bases) << " tile it");
     FUZZ_EXPECT(e.status() == Status::overlap || e.status() == Status::shape_mismatch,
                 "complement threw status " << e.status());
     return;
   }
   FUZZ_EXPECT(bases, "complement(" << a << ", " << total << ") = " << c << " but no tiling exists");
-  FUZZ_EXPECT(fuzzref::enumerate(c) == *bases,
-              "complement(" << a << ", " << total << ") = " << c << ", expected bases " << fuzzref::str(*bases));
+  FUZZ_EXPECT(ref::enumerate(c) == *bases,
+              "complement(" << a << ", " << total << ") = " << c << ", expected bases " << ref::str(*bases));
   // Each root index's group base and local index, from the tiling.
   std::vector<index_t> base_of(static_cast<std::size_t>(total)), local_of(static_cast<std::size_t>(total));
   for (index_t b : *bases)
@@ -195,7 +196,7 @@ void check_complement(const Layout& a, index_t total) {
 }
 
 void check_composition(const Layout& a, const Layout& b) {
-  const Table ta = fuzzref::enumerate(a), tb = fuzzref::enumerate(b);
+  const Table ta = ref::enumerate(a), tb = ref::enumerate(b);
   Layout r;
   try {
     r = devmesh::composition(a, b);
@@ -211,19 +212,19 @@ void check_composition(const Layout& a, const Layout& b) {
   // And only modes are checked against size(a), not their sum: past it the
   // result continues a's top mode, a function the table does not define.
   // (The library only composes with single modes, in split.)
-  if (!fuzzref::injective(tb) || !inside) return;
-  const Table tr = fuzzref::enumerate(r);
+  if (!ref::injective(tb) || !inside) return;
+  const Table tr = ref::enumerate(r);
   for (std::size_t k = 0; k < tb.size(); ++k)
     FUZZ_EXPECT(tr[k] == ta[static_cast<std::size_t>(tb[k])],
                 a << " o " << b << " = " << r << " differs at k=" << k);
 }
 
 void check_split(const Layout& a, const std::vector<index_t>& sizes) {
-  const Table t = fuzzref::enumerate(a);
+  const Table t = ref::enumerate(a);
   const bool positive = std::all_of(sizes.begin(), sizes.end(), [](index_t s) { return s >= 1; });
   const bool fits = positive && product(sizes) == static_cast<index_t>(t.size());
   std::ostringstream what;
-  what << "split(" << a << ", " << fuzzref::str(sizes) << ")";
+  what << "split(" << a << ", " << ref::str(sizes) << ")";
   std::vector<Layout> parts;
   try {
     parts = devmesh::split(a, sizes);
@@ -235,18 +236,18 @@ void check_split(const Layout& a, const std::vector<index_t>& sizes) {
       // Every split of a digit-aligned layout that the brute force can do,
       // the library must do too.
       if (fits && reference_disjoint({a}) == true)
-        FUZZ_EXPECT(!fuzzref::splittable(t, sizes), what.str() << " threw '" << e.what()
+        FUZZ_EXPECT(!ref::splittable(t, sizes), what.str() << " threw '" << e.what()
                                                                << "' but the brute force splits it");
     }
     return;
   }
   FUZZ_EXPECT(fits, what.str() << " succeeded");
-  FUZZ_EXPECT(fuzzref::splittable(t, sizes), what.str() << " succeeded but the parts do not add up");
-  const std::vector<Table> expected = fuzzref::split_parts(t, sizes);
+  FUZZ_EXPECT(ref::splittable(t, sizes), what.str() << " succeeded but the parts do not add up");
+  const std::vector<Table> expected = ref::split_parts(t, sizes);
   FUZZ_EXPECT(parts.size() == sizes.size(), what.str());
   for (std::size_t i = 0; i < parts.size(); ++i)
-    FUZZ_EXPECT(fuzzref::enumerate(parts[i]) == expected[i],
-                what.str() << " part " << i << " = " << parts[i] << ", expected " << fuzzref::str(expected[i]));
+    FUZZ_EXPECT(ref::enumerate(parts[i]) == expected[i],
+                what.str() << " part " << i << " = " << parts[i] << ", expected " << ref::str(expected[i]));
   if (reference_disjoint({a}) == true) FUZZ_EXPECT(devmesh::disjoint(parts), what.str() << ": parts not disjoint");
 }
 
@@ -267,13 +268,13 @@ void check_row_major(FuzzedDataProvider& in) {
   } catch (const Error& e) {
     FUZZ_EXPECT(e.status() == Status::invalid_argument, "row_major threw " << e.status());
     FUZZ_EXPECT(std::any_of(shape.begin(), shape.end(), [](index_t s) { return s < 1; }),
-                "row_major(" << fuzzref::str(shape) << ") threw");
+                "row_major(" << ref::str(shape) << ") threw");
     return;
   }
-  const Table t = fuzzref::enumerate(l);
+  const Table t = ref::enumerate(l);
   Table want(static_cast<std::size_t>(product(shape)));
   std::iota(want.begin(), want.end(), index_t{0});
-  FUZZ_EXPECT(t == want, "row_major(" << fuzzref::str(shape) << ") = " << l);
+  FUZZ_EXPECT(t == want, "row_major(" << ref::str(shape) << ") = " << l);
 }
 
 }  // namespace
@@ -304,7 +305,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::fprintf(stderr, "W=%lld a=%s b=%s c=%s total=%lld compose with %s, split into %s\n",
                  static_cast<long long>(w), devmesh::to_string(a).c_str(), devmesh::to_string(b).c_str(),
                  devmesh::to_string(c).c_str(), static_cast<long long>(total), devmesh::to_string(b2).c_str(),
-                 fuzzref::str(sizes).c_str());
+                 ref::str(sizes).c_str());
   check_composition(a, b2);
   check_split(a, sizes);
   check_row_major(in);

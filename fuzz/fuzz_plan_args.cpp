@@ -18,7 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "plan.hpp"
-#include "reference.hpp"
+#include "expect.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::vector<std::string> args{"devmesh-plan"};

@@ -36,6 +36,7 @@
 #include <numeric>
 
 #include "devmesh/view.hpp"
+#include "expect.hpp"
 #include "reference.hpp"
 
 namespace {
@@ -45,7 +46,7 @@ using devmesh::index_t;
 using devmesh::RootSpec;
 using devmesh::Status;
 using devmesh::View;
-using fuzzref::Table;
+using ref::Table;
 
 struct RefDim {
   std::string name;
@@ -122,19 +123,19 @@ std::string join(const std::vector<RefDim>& dims) {
 Table joint(const std::vector<RefDim>& dims) {
   std::vector<Table> tables;
   for (const RefDim& d : dims) tables.push_back(d.table);
-  return fuzzref::concat(tables);
+  return ref::concat(tables);
 }
 
 // Whether dims form one sub-mesh: their joint table is injective and its
 // translates tile the root.
 bool sub_mesh(const std::vector<RefDim>& dims, index_t w) {
   const Table t = joint(dims);
-  return fuzzref::injective(t) && fuzzref::tile(t, w).has_value();
+  return ref::injective(t) && ref::tile(t, w).has_value();
 }
 
 std::string describe(const RefView& v) {
   std::string out;
-  for (const RefDim& d : v.dims) out += d.name + "=" + fuzzref::str(d.table) + " ";
+  for (const RefDim& d : v.dims) out += d.name + "=" + ref::str(d.table) + " ";
   return out;
 }
 
@@ -147,7 +148,7 @@ void check_view(const View& v, const RefView& want, const RefRoot& r, const std:
   FUZZ_EXPECT(v.root_size() == r.size && v.world() == r.world, ctx);
   for (std::size_t d = 0; d < v.ndim(); ++d) {
     FUZZ_EXPECT(v.dims()[d].name == want.dims[d].name, ctx);
-    FUZZ_EXPECT(fuzzref::enumerate(v.dims()[d].layout) == want.dims[d].table, ctx << " dim " << d);
+    FUZZ_EXPECT(ref::enumerate(v.dims()[d].layout) == want.dims[d].table, ctx << " dim " << d);
   }
   // The view as a whole is one sub-mesh (it can be flattened).
   FUZZ_EXPECT(sub_mesh(want.dims, r.size), ctx);
@@ -159,7 +160,7 @@ void check_view(const View& v, const RefView& want, const RefRoot& r, const std:
   for (index_t x = 0; x < r.size; ++x) coords[static_cast<std::size_t>(x)] = v.coordinate(x);
   for (std::size_t d = 0; d < v.ndim(); ++d) {
     const Table& t = want.dims[d].table;
-    const std::optional<Table> bases = fuzzref::tile(t, r.size);
+    const std::optional<Table> bases = ref::tile(t, r.size);
     FUZZ_EXPECT(bases, ctx << ": groups of dim " << d << " do not partition the root");
     std::vector<std::vector<index_t>> groups;
     for (index_t b : *bases) {
@@ -184,7 +185,7 @@ void check_view(const View& v, const RefView& want, const RefRoot& r, const std:
   FUZZ_EXPECT(reg.size() == r.registry.size(), ctx);
   for (std::size_t i = 0; i < reg.size(); ++i) {
     FUZZ_EXPECT(reg[i].name == r.registry[i].name, ctx);
-    FUZZ_EXPECT(fuzzref::enumerate(reg[i].layout) == r.registry[i].table, ctx << " registered " << reg[i].name);
+    FUZZ_EXPECT(ref::enumerate(reg[i].layout) == r.registry[i].table, ctx << " registered " << reg[i].name);
   }
 }
 
@@ -206,7 +207,7 @@ std::optional<View> attempt(const Verdict& verdict, const std::string& what, Op 
     return v;
   } catch (const Error& e) {
     if (trace()) std::fprintf(stderr, "%s -> %s: %s\n", what.c_str(), std::string(status_name(e.status())).c_str(), e.what());
-    FUZZ_EXPECT(fuzzref::model_status(e.status()), what << " threw status " << e.status() << ": " << e.what());
+    FUZZ_EXPECT(fuzz::model_status(e.status()), what << " threw status " << e.status() << ": " << e.what());
     FUZZ_EXPECT(!verdict.ok, what << " threw " << e.status() << " '" << e.what() << "'; the reference allows it");
     if (verdict.status)
       FUZZ_EXPECT(e.status() == *verdict.status, what << " threw " << e.status() << " '" << e.what()
@@ -304,7 +305,7 @@ std::optional<Created> create(FuzzedDataProvider& in) {
     if (given.shape[i] != 0) {
       FUZZ_EXPECT(shape[i] == given.shape[i], "create changed a given size");
     } else {
-      FUZZ_EXPECT(shape[i] >= 1 && shape[i] <= last_chosen, "create chose " << fuzzref::str(shape));
+      FUZZ_EXPECT(shape[i] >= 1 && shape[i] <= last_chosen, "create chose " << ref::str(shape));
       last_chosen = shape[i];
     }
     r.size *= shape[i];
@@ -466,16 +467,16 @@ void unflatten(FuzzedDataProvider& in, View& v, RefView& rv, RefRoot& r) {
     for (index_t s : sizes) product *= s;
     if (product != static_cast<index_t>(d->table.size()))
       verdict = refuse(Status::shape_mismatch, "product differs");
-    else if (!fuzzref::splittable(d->table, sizes))
+    else if (!ref::splittable(d->table, sizes))
       verdict = refuse(Status::shape_mismatch, "the parts are no layouts of the dim");
   }
   if (verdict.ok) {
-    const std::vector<Table> parts = fuzzref::split_parts(d->table, sizes);
+    const std::vector<Table> parts = ref::split_parts(d->table, sizes);
     out.dims.assign(rv.dims.begin(), rv.dims.begin() + static_cast<std::ptrdiff_t>(at));
     for (std::size_t i = 0; i < parts.size(); ++i) out.dims.push_back({names[i], parts[i]});
     out.dims.insert(out.dims.end(), rv.dims.begin() + static_cast<std::ptrdiff_t>(at) + 1, rv.dims.end());
   }
-  const std::string what = "unflatten(" + dim.substr(0, 16) + ", " + fuzzref::str(given) + ") of " + v.to_string();
+  const std::string what = "unflatten(" + dim.substr(0, 16) + ", " + ref::str(given) + ") of " + v.to_string();
   if (auto got = attempt(verdict, what, [&] { return v.unflatten(dim, given, names); })) {
     v = std::move(*got);
     rv = std::move(out);

@@ -36,7 +36,7 @@ mkdir -p "$build"
 flags="-std=c++20 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined"
 {
   echo "cxx = $cxx"
-  echo "flags = $flags -I$root/include -I$root/fuzz"
+  echo "flags = $flags -I$root/include -I$root/fuzz -I$root/tests/support"
   echo "rule cxx"
   echo "  command = \$cxx \$flags \$extra -fsanitize=fuzzer-no-link -MD -MF \$out.d -c \$in -o \$out"
   echo "  depfile = \$out.d"

@@ -1,10 +1,11 @@
 // The bad-input matrix through the C API (docs/ERRORS.md), under mpiexec
-// at 1, 2, 3 and 6 ranks: the cases that tests/capi does not check already.
-// Destroyed and non-member handles, over-long names outside devmesh_create,
-// every unflatten name clash, negative and overflowing sizes, empty names in
-// a slice, an unknown create_comms path on one member only. Each case: the
-// exact status, the same on every rank, a message naming the offending
-// value, outputs untouched, no communicator leaked.
+// at 1, 2, 3 and 6 ranks: the cases that tests/capi does not check. NULL
+// handles (never made, destroyed, non-member: every function), over-long
+// names outside devmesh_create, every unflatten name clash, negative and
+// overflowing sizes, empty names in a slice, an unknown create_comms path
+// on one member only. Each case: the exact status, the same on every rank,
+// a message naming the offending value, outputs untouched, no communicator
+// leaked.
 #define BOOST_TEST_MODULE errors_capi
 #include "mpi_test.hpp"
 
@@ -79,11 +80,14 @@ void expect_null_handle(devmesh_t m) {
   const int sizes[] = {1};
   expect_error(devmesh_slice(m, 1, a.data(), &out), want, needle);
   expect_error(devmesh_flatten(m, "f", &out), want, needle);
+  expect_error(devmesh_flatten(m, nullptr, &out), want, needle);  // the handle is checked first
   expect_error(devmesh_unflatten(m, "a", 1, sizes, a.data(), &out), want, needle);
   expect_error(devmesh_root(m, &out), want, needle);
   BOOST_TEST(out == sentinel);
   expect_error(devmesh_ndim(m, &v), want, needle);
   expect_error(devmesh_size(m, "a", &v), want, needle);
+  expect_error(devmesh_size(m, nullptr, &v), want, needle);
+  expect_error(devmesh_local_rank(m, "a", &v), want, needle);
   expect_error(devmesh_local_rank(m, nullptr, &v), want, needle);
   expect_error(devmesh_root_size(m, &v), want, needle);
   expect_error(devmesh_parent_rank(m, &v), want, needle);
@@ -122,7 +126,18 @@ void expect_null_handle(devmesh_t m) {
 
 }  // namespace
 
-// ---- destroyed and non-member handles ------------------------------------------
+// ---- NULL, destroyed and non-member handles -------------------------------------
+
+// A handle never made: every function, on every rank. The neighbours of a
+// NULL handle fail alike everywhere, also with the periodic outputs NULL.
+BOOST_AUTO_TEST_CASE(null_handle) {
+  expect_null_handle(nullptr);
+  int prev = int_sentinel, next = int_sentinel;
+  expect_error_everywhere(devmesh_neighbors(nullptr, "a", 0, 1, &prev, &next, nullptr, nullptr),
+                          DEVMESH_ERR_INVALID_ARGUMENT, "handle is NULL");
+  BOOST_TEST(prev == int_sentinel);
+  BOOST_TEST(next == int_sentinel);
+}
 
 // devmesh_destroy nulls the caller's handle: every later use of that
 // variable is INVALID_ARGUMENT, and destroying it again is a no-op.

@@ -6,7 +6,7 @@
 // radices), and each mode covers a contiguous run of its digits, which is
 // what every layout of a mesh view looks like. Brute force means an odometer
 // enumeration of the layout and bitmaps/sets over [0, W); the reference never
-// calls the function it checks.
+// calls the function it checks (tests/support/reference.hpp).
 #define BOOST_TEST_MODULE layout
 #include <boost/test/unit_test.hpp>
 
@@ -19,6 +19,7 @@
 
 #include "devmesh/layout.hpp"
 #include "devmesh/status.hpp"
+#include "reference.hpp"
 
 using namespace devmesh;
 
@@ -39,19 +40,9 @@ index_t pick(std::mt19937& rng, index_t lo, index_t hi) {
   return std::uniform_int_distribution<index_t>(lo, hi)(rng);
 }
 
-// The layout as a function, by an odometer over its modes (first mode most
-// significant): element k is the root offset of local index k.
-std::vector<index_t> enumerate(const Layout& l) {
-  std::vector<index_t> digits(l.modes.size(), 0), out;
-  for (;;) {
-    index_t off = 0;
-    for (std::size_t j = 0; j < digits.size(); ++j) off += digits[j] * l.modes[j].stride;
-    out.push_back(off);
-    std::size_t j = digits.size();
-    while (j > 0 && ++digits[j - 1] == l.modes[j - 1].size) digits[--j] = 0;
-    if (j == 0) return out;
-  }
-}
+// The layout as a function (tests/support/reference.hpp): element k is the
+// root offset of local index k.
+using ref::enumerate;
 
 // A random root size as mixed-radix digits, least significant first. Mixes
 // small composites, primes, size 1 (no digits) and worlds of a few thousand.

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "devmesh/view.hpp"
+#include "reference.hpp"
 
 using namespace devmesh;
 
@@ -264,10 +265,11 @@ BOOST_AUTO_TEST_SUITE_END()
 // A brute-force reference for random chains of operations.
 //
 // The reference keeps each dim as the explicit list of root offsets of its
-// local ranks from the group's smallest member (offs[k]), never as modes.
-// Groups are found by tiling [0, W) greedily with translates of offs; a
-// split is valid exactly when the dim's offsets decompose additively over
-// the new digits; overlap is a non-trivial intersection of offset sets.
+// local ranks from the group's smallest member (offs[k], the dim's table in
+// tests/support/reference.hpp), never as modes. Groups are found by tiling
+// [0, W) greedily with translates of offs; a split is valid exactly when the
+// dim's offsets decompose additively over the new digits; overlap is a
+// non-trivial intersection of offset sets.
 namespace {
 
 struct RefDim {
@@ -294,14 +296,9 @@ const RefDim* find(const std::vector<RefDim>& dims, const std::string& name) {
 
 // Offsets of dims combined row-major (first dim most significant).
 std::vector<index_t> combine(const std::vector<RefDim>& dims) {
-  std::vector<index_t> out{0};
-  for (const RefDim& d : dims) {
-    std::vector<index_t> next;
-    for (index_t hi : out)
-      for (index_t lo : d.offs) next.push_back(hi + lo);
-    out = std::move(next);
-  }
-  return out;
+  std::vector<ref::Table> tables;
+  for (const RefDim& d : dims) tables.push_back(d.offs);
+  return ref::concat(tables);
 }
 
 bool bad_name(const std::string& n) { return n.empty() || n.size() > max_name_length; }
@@ -391,19 +388,11 @@ Outcome ref_unflatten(const RefRoot& root, const RefView& v, const std::string& 
   std::vector<index_t> suffix(sizes.size() + 1, 1);
   for (std::size_t i = sizes.size(); i-- > 0;) suffix[i] = suffix[i + 1] * sizes[i];
   if (suffix[0] != n) return fail(Status::shape_mismatch);
-  for (index_t k = 0; k < n; ++k) {
-    index_t sum = 0;
-    for (std::size_t i = 0; i < sizes.size(); ++i)
-      sum += f[static_cast<std::size_t>((k / suffix[i + 1]) % sizes[i] * suffix[i + 1])];
-    if (sum != f[static_cast<std::size_t>(k)]) return fail(Status::shape_mismatch);
-  }
+  if (!ref::adds_up(f, sizes)) return fail(Status::shape_mismatch);
   RefView out{{}, false};
   out.dims.assign(v.dims.begin(), v.dims.begin() + static_cast<std::ptrdiff_t>(at));
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    RefDim part{names[i], {}};
-    for (index_t c = 0; c < sizes[i]; ++c) part.offs.push_back(f[static_cast<std::size_t>(c * suffix[i + 1])]);
-    out.dims.push_back(std::move(part));
-  }
+  const std::vector<ref::Table> parts = ref::split_parts(f, sizes);
+  for (std::size_t i = 0; i < sizes.size(); ++i) out.dims.push_back(RefDim{names[i], parts[i]});
   out.dims.insert(out.dims.end(), v.dims.begin() + static_cast<std::ptrdiff_t>(at) + 1, v.dims.end());
   return {Status::success, out};
 }
@@ -428,29 +417,10 @@ Outcome ref_concatenate(const std::vector<RefView>& views) {
 
 // One dim's groups by brute force: the smallest root index not yet placed
 // starts a new group, whose members are it plus each offset.
-struct RefGroups {
-  std::vector<index_t> local;          // root index -> local rank
-  std::vector<index_t> group_of;       // root index -> group number
-  std::vector<std::vector<index_t>> members;  // root indices, by group number
-};
-
-RefGroups ref_groups(const RefDim& d, index_t w) {
-  RefGroups g{std::vector<index_t>(static_cast<std::size_t>(w), -1),
-              std::vector<index_t>(static_cast<std::size_t>(w), -1), {}};
-  for (index_t x = 0; x < w; ++x) {
-    if (g.local[static_cast<std::size_t>(x)] >= 0) continue;
-    std::vector<index_t> m;
-    for (std::size_t k = 0; k < d.offs.size(); ++k) {
-      const index_t y = x + d.offs[k];
-      BOOST_TEST_REQUIRE(y < w);
-      BOOST_TEST_REQUIRE(g.local[static_cast<std::size_t>(y)] == -1);  // the offsets tile [0, W)
-      g.local[static_cast<std::size_t>(y)] = static_cast<index_t>(k);
-      g.group_of[static_cast<std::size_t>(y)] = static_cast<index_t>(g.members.size());
-      m.push_back(y);
-    }
-    g.members.push_back(std::move(m));
-  }
-  return g;
+ref::Partition ref_groups(const RefDim& d, index_t w) {
+  std::optional<ref::Partition> g = ref::partition(d.offs, w);
+  BOOST_TEST_REQUIRE(g.has_value(), "the offsets " << ref::str(d.offs) << " do not tile [0, " << w << ")");
+  return std::move(*g);
 }
 
 // Compares every query of `v` with the reference, for every root index.
@@ -462,7 +432,7 @@ void compare(const View& v, const RefView& ref, index_t w, const std::vector<ind
     const RefDim& rd = ref.dims[d];
     BOOST_TEST(v.dims()[d].name == rd.name);
     BOOST_TEST(v.dims()[d].size() == static_cast<index_t>(rd.offs.size()));
-    const RefGroups g = ref_groups(rd, w);
+    const auto g = ref_groups(rd, w);
     Groups expected;
     for (const auto& m : g.members) {
       expected.emplace_back();
