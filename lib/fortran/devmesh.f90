@@ -5,34 +5,8 @@
 !> the C headers, the procedures whose arguments map mechanically, and the
 !> mpi_f08 twin of each `use mpi` procedure <x>_int here (devmesh_*.inc,
 !> included below). This file holds what a C prototype cannot say.
-!>   * Every subroutine takes `ierr` last and sets it to DEVMESH_SUCCESS or one
-!>     of the DEVMESH_ERR_* values (the C API's). `ierr` is optional: when it
-!>     is absent, a failure prints devmesh_last_error() and stops the program
-!>     (error stop), like MPI's default error handler.
-!>   * A failing call leaves its output arguments untouched, and
-!>     devmesh_last_error() then starts with the name of the procedure
-!>     called ("devmesh_comm: unknown dim 'zz' ...").
-!>   * Communicators: each call taking or returning one has a specific
-!>     procedure for type(MPI_Comm) (use mpi_f08) and one for an integer
-!>     handle (use mpi), behind one generic name. Handles cross to C as
-!>     MPI_Fint through the _f twins of devmesh_fortran.h (not in the C API).
-!>   * Names are fixed-length strings; trailing blanks are ignored. A blank
-!>     dim name means what a NULL name means in C: the only dim of a 1-D view
-!>     (devmesh_size: the whole view; devmesh_flatten: the default name).
-!>   * Rank, local rank and coordinate *values* are 0-based, as in MPI.
-!>     Positions are 1-based as in any Fortran array: coord(i) is the
-!>     coordinate along dim i, and devmesh_dim_name(mesh, i, ...) names it.
-!>   * Output arrays (coord, shape, ranks) must hold the result: size(array)
-!>     is the capacity given to C (shorter: DEVMESH_ERR_INVALID_ARGUMENT, the
-!>     array untouched). Group g (1-based) of devmesh_all_groups is
-!>     ranks((g-1)*n+1 : g*n), n the size of the dim.
-!>   * Buffers of the collectives and point to point calls are contiguous
-!>     arrays of any type and rank, passed by address; stream (optional,
-!>     c_ptr) is the backend's (a cudaStream_t for NCCL). A negative count
-!>     gives DEVMESH_ERR_INVALID_ARGUMENT. Keep the buffer of a pending
-!>     devmesh_isend/devmesh_irecv ASYNCHRONOUS until it ends.
-!>   * Every C function of devmesh.h has a Fortran form under its own name
-!>     (tests/docs/check_fortran_parity.py keeps this true).
+!> Conventions (ierr, handles, strings, ranks and positions, arrays,
+!> buffers): docs/FORTRAN.md.
 !>
 !> Collectiveness, as each C function's comment states it (the generated
 !> interfaces repeat that line; tests/docs/check_collectiveness.py checks
