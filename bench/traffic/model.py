@@ -307,8 +307,11 @@ def main():
     w("\nWorst fit error over all methods, MPIs, families and kinds, P >= %d: **%.1f%%**; over the "
       "points below %d ranks (not fitted; other algorithms, degenerate shapes): %.0f%%.\n"
       % (FIT_FROM, 100 * worst_any, FIT_FROM, 100 * worst_small))
-    w("Where the algorithms come from. Read here: devmesh's own calls (lib/runtime/mesh.cpp, "
-      "agreement.cpp). Not read here (no MPI source on this machine; the forms above rest on the "
+    w("Where the algorithms come from. Read: devmesh's own calls (lib/runtime/creation.cpp, "
+      "mesh_state.cpp, agreement.cpp, mpi_features.cpp), and MPICH `src/mpi/comm/comm_create.c` "
+      "(MPI_Comm_create_group and MPI_Comm_create_from_group take their context id with "
+      "`MPIR_Get_contextid_sparse_group` over the input group only: processes outside it do not "
+      "take part). Not read (no MPI source on this machine; the forms above rest on the "
       "published algorithms and are checked only by the fit): MPICH `src/mpi/comm/comm_split.c` "
       "(allgather of (colour, key) over the parent, then a context id over the parent), "
       "`src/mpi/comm/contextid.c` (`MPIR_Get_contextid_sparse_group`: allreduce of the context-id "
