@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "bench.hpp"
+#include "hand_written.hpp"
 #include "comm_counter.hpp"
 #include "devmesh/mesh.hpp"
 
@@ -43,94 +44,6 @@ Shape parse_shape(const std::string& s) {
     out.text += (i ? "x" : "") + std::to_string(out.dims[i]);
   }
   return out;
-}
-
-// ---------------------------------------------------------------------------
-// The hand-written code of the seed tutorial: one MPI_Comm_split over
-// MPI_COMM_WORLD per dim, colour = the rank's position in the other dims,
-// key = its coordinate along the dim.
-void hand_split(const std::vector<int>& dims, std::vector<MPI_Comm>& out) {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  const int nd = static_cast<int>(dims.size());
-  std::vector<int> coord(nd);
-  for (int i = nd - 1, r = rank; i >= 0; --i) {
-    coord[i] = r % dims[i];
-    r /= dims[i];
-  }
-  for (int i = 0; i < nd; ++i) {
-    int color = 0;
-    for (int j = 0; j < nd; ++j)
-      if (j != i) color = color * dims[j] + coord[j];
-    MPI_Comm_split(MPI_COMM_WORLD, color, coord[i], &out[i]);
-  }
-}
-
-// MPI's own Cartesian topology: MPI_Cart_create, then one MPI_Cart_sub per dim.
-void hand_cart(const std::vector<int>& dims, std::vector<MPI_Comm>& out, MPI_Comm& cart) {
-  const int nd = static_cast<int>(dims.size());
-  std::vector<int> periods(nd, 0);
-  MPI_Cart_create(MPI_COMM_WORLD, nd, dims.data(), periods.data(), 0, &cart);
-  for (int i = 0; i < nd; ++i) {
-    std::vector<int> remain(nd, 0);
-    remain[i] = 1;
-    MPI_Cart_sub(cart, remain.data(), &out[i]);
-  }
-}
-
-// The reference: one MPI_Comm_create_group per dim over just the
-// caller's group, members listed by hand.
-void hand_create_group(const std::vector<int>& dims, std::vector<MPI_Comm>& out) {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  const int nd = static_cast<int>(dims.size());
-  MPI_Group world;
-  MPI_Comm_group(MPI_COMM_WORLD, &world);
-  int stride = 1;
-  for (int i = nd - 1; i >= 0; --i) {
-    const int c = (rank / stride) % dims[i];
-    const int base = rank - c * stride;
-    std::vector<int> members(dims[i]);
-    for (int k = 0; k < dims[i]; ++k) members[k] = base + k * stride;
-    MPI_Group g;
-    MPI_Group_incl(world, dims[i], members.data(), &g);
-    MPI_Comm_create_group(MPI_COMM_WORLD, g, i, &out[i]);
-    MPI_Group_free(&g);
-    stride *= dims[i];
-  }
-  MPI_Group_free(&world);
-}
-
-#if MPI_VERSION >= 4
-// The same groups through MPI-4's MPI_Comm_create_from_group, the call
-// devmesh makes per dim (no parent communicator; a string tag per dim):
-// measured beside hand_create_group to show what the MPI-4 call costs.
-void hand_create_from_group(const std::vector<int>& dims, std::vector<MPI_Comm>& out) {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  const int nd = static_cast<int>(dims.size());
-  MPI_Group world;
-  MPI_Comm_group(MPI_COMM_WORLD, &world);
-  int stride = 1;
-  for (int i = nd - 1; i >= 0; --i) {
-    const int c = (rank / stride) % dims[i];
-    const int base = rank - c * stride;
-    std::vector<int> members(dims[i]);
-    for (int k = 0; k < dims[i]; ++k) members[k] = base + k * stride;
-    MPI_Group g;
-    MPI_Group_incl(world, dims[i], members.data(), &g);
-    const std::string tag = "bench:from_group:" + std::to_string(i);
-    MPI_Comm_create_from_group(g, tag.c_str(), MPI_INFO_NULL, MPI_ERRORS_RETURN, &out[i]);
-    MPI_Group_free(&g);
-    stride *= dims[i];
-  }
-  MPI_Group_free(&world);
-}
-#endif
-
-void free_all(std::vector<MPI_Comm>& comms) {
-  for (MPI_Comm& c : comms)
-    if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
 }
 
 struct Method {

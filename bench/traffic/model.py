@@ -447,7 +447,8 @@ def plot(rows, fits, ext, mpis, plot_dir):
                     lc = shown.index(m) + 1
                     plots.append("'%s' u 1:2 w p pt 7 lc %d title '%s'" % (fn, lc, m))
                     plots.append("'%s' u 1:3 w l lc %d notitle" % (fn, lc))
-                gp += ["set xlabel 'ranks P'", "set ylabel '%s'" % kind, "plot " + ", ".join(plots)]
+                if plots:  # a quick run may have too few points for a fit
+                    gp += ["set xlabel 'ranks P'", "set ylabel '%s'" % kind, "plot " + ", ".join(plots)]
             gp += ["unset multiplot"]
         # extrapolation: bytes and time per rank at 10^2..10^6, 3-D family
         gp += ["set output '%s/traffic_extrapolation.png'" % plot_dir, "set logscale xy 10",
@@ -471,7 +472,8 @@ def plot(rows, fits, ext, mpis, plot_dir):
                             v = byt if kind == "bytes" else rnd * ALPHA_US + byt / (BETA_GBS * 1e3)
                             f.write("%d %.3f\n" % (P, max(v, 1e-3)))
                     plots.append("'%s' w lp title '%s %s'" % (fn, mpi, m))
-            gp += ["set xlabel 'ranks P'", "set ylabel '%s'" % label, "plot " + ", ".join(plots)]
+            if plots:
+                gp += ["set xlabel 'ranks P'", "set ylabel '%s'" % label, "plot " + ", ".join(plots)]
         gp += ["unset multiplot"]
         path = os.path.join(work, "t.gp")
         with open(path, "w") as f:

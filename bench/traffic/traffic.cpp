@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "devmesh/mesh.hpp"
+#include "hand_written.hpp"
 
 namespace {
 
@@ -66,85 +67,6 @@ int world_rank() {
   return r;
 }
 
-// The hand-written methods, as in bench/creation/creation.cpp.
-std::vector<int> coords_of(const std::vector<int>& dims, int rank) {
-  std::vector<int> c(dims.size());
-  for (int i = static_cast<int>(dims.size()) - 1; i >= 0; --i) {
-    c[i] = rank % dims[i];
-    rank /= dims[i];
-  }
-  return c;
-}
-
-void hand_split(const std::vector<int>& dims, std::vector<MPI_Comm>& out) {
-  const int nd = static_cast<int>(dims.size());
-  const std::vector<int> coord = coords_of(dims, world_rank());
-  for (int i = 0; i < nd; ++i) {
-    int color = 0;
-    for (int j = 0; j < nd; ++j)
-      if (j != i) color = color * dims[j] + coord[j];
-    MPI_Comm_split(MPI_COMM_WORLD, color, coord[i], &out[i]);
-  }
-}
-
-void hand_cart(const std::vector<int>& dims, std::vector<MPI_Comm>& out) {
-  const int nd = static_cast<int>(dims.size());
-  std::vector<int> periods(nd, 0);
-  MPI_Comm cart = MPI_COMM_NULL;
-  MPI_Cart_create(MPI_COMM_WORLD, nd, dims.data(), periods.data(), 0, &cart);
-  for (int i = 0; i < nd; ++i) {
-    std::vector<int> remain(nd, 0);
-    remain[i] = 1;
-    MPI_Cart_sub(cart, remain.data(), &out[i]);
-  }
-  out.push_back(cart);
-}
-
-// members of the caller's group along dim i (row-major, last dim fastest)
-std::vector<int> members_of(const std::vector<int>& dims, int i, int rank) {
-  int stride = 1;
-  for (int j = static_cast<int>(dims.size()) - 1; j > i; --j) stride *= dims[j];
-  const int c = (rank / stride) % dims[i];
-  const int base = rank - c * stride;
-  std::vector<int> m(dims[i]);
-  for (int k = 0; k < dims[i]; ++k) m[k] = base + k * stride;
-  return m;
-}
-
-void hand_create_group(const std::vector<int>& dims, std::vector<MPI_Comm>& out) {
-  MPI_Group world;
-  MPI_Comm_group(MPI_COMM_WORLD, &world);
-  for (int i = static_cast<int>(dims.size()) - 1; i >= 0; --i) {
-    const std::vector<int> m = members_of(dims, i, world_rank());
-    MPI_Group g;
-    MPI_Group_incl(world, static_cast<int>(m.size()), m.data(), &g);
-    MPI_Comm_create_group(MPI_COMM_WORLD, g, i, &out[i]);
-    MPI_Group_free(&g);
-  }
-  MPI_Group_free(&world);
-}
-
-#if MPI_VERSION >= 4
-void hand_create_from_group(const std::vector<int>& dims, std::vector<MPI_Comm>& out) {
-  MPI_Group world;
-  MPI_Comm_group(MPI_COMM_WORLD, &world);
-  for (int i = static_cast<int>(dims.size()) - 1; i >= 0; --i) {
-    const std::vector<int> m = members_of(dims, i, world_rank());
-    MPI_Group g;
-    MPI_Group_incl(world, static_cast<int>(m.size()), m.data(), &g);
-    const std::string tag = "bench:traffic:" + std::to_string(i);
-    MPI_Comm_create_from_group(g, tag.c_str(), MPI_INFO_NULL, MPI_ERRORS_RETURN, &out[i]);
-    MPI_Group_free(&g);
-  }
-  MPI_Group_free(&world);
-}
-#endif
-
-void free_all(std::vector<MPI_Comm>& comms) {
-  for (MPI_Comm& c : comms)
-    if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
-}
-
 // A method: `make` is counted; what it leaves (communicators, a mesh) is
 // released by `clear` outside the counted window.
 struct Method {
@@ -162,7 +84,14 @@ std::vector<Method> methods(const std::vector<int>& dims, std::vector<MPI_Comm>&
   auto clear_mesh = [&mesh] { mesh.reset(); };
   std::vector<Method> m;
   m.push_back({"hand_split", [&, reset] { reset(); hand_split(dims, comms); }, clear_comms});
-  m.push_back({"hand_cart", [&, reset] { reset(); hand_cart(dims, comms); }, clear_comms});
+  m.push_back({"hand_cart",
+               [&, reset] {
+                 reset();
+                 MPI_Comm cart = MPI_COMM_NULL;
+                 hand_cart(dims, comms, cart);
+                 comms.push_back(cart);  // freed with the others
+               },
+               clear_comms});
   m.push_back({"hand_create_group", [&, reset] { reset(); hand_create_group(dims, comms); }, clear_comms});
 #if MPI_VERSION >= 4
   m.push_back({"hand_create_from_group", [&, reset] { reset(); hand_create_from_group(dims, comms); },
