@@ -398,7 +398,9 @@ void MeshState::create_comms(const View& v, CommPath path) {
       continue;
     }
     std::vector<index_t> key = key_of(d.layout);
-    const bool have = find(lock, key) != nullptr;
+    // Whether made already (even if the program freed it since: that is
+    // reported after these collectives, where every member is past them).
+    const bool have = handouts_.count(key) != 0;
     MPI_Comm c = MPI_COMM_NULL;
     if (path == CommPath::split) {
       const int color = have ? MPI_UNDEFINED : static_cast<int>(group_base(d.layout, index_));
