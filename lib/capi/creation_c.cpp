@@ -125,7 +125,7 @@ void read_shape(devmesh::detail::CreationRequest& r, int ndim, const int shape[]
 
 using devmesh::detail::CreationKind;
 
-// devmesh_create*.
+// devmesh_create and devmesh_create_ex.
 int create(const char* fn, MPI_Comm parent, int ndim, const int shape[], const char* const names[],
            devmesh_t* mesh, const devmesh_config_t* config = nullptr) {
   return guard(fn, [&] {
@@ -142,7 +142,7 @@ int create(const char* fn, MPI_Comm parent, int ndim, const int shape[], const c
   });
 }
 
-// devmesh_create_from_comms*.
+// devmesh_create_from_comms.
 int create_from_comms(const char* fn, MPI_Comm parent, int ndim, const std::vector<MPI_Comm>* comms,
                       const char* const names[], const devmesh_config_t* config, devmesh_t* mesh) {
   return guard(fn, [&] {
@@ -161,7 +161,7 @@ int create_from_comms(const char* fn, MPI_Comm parent, int ndim, const std::vect
   });
 }
 
-// devmesh_create_from_group*.
+// devmesh_create_from_group.
 int create_from_group(const char* fn, MPI_Group group, const char* tag, int ndim, const int shape[],
                       const char* const names[], const devmesh_config_t* config, devmesh_t* mesh) {
   return guard(fn, [&] {
@@ -177,7 +177,7 @@ int create_from_group(const char* fn, MPI_Group group, const char* tag, int ndim
   });
 }
 
-// devmesh_create_hosts*.
+// devmesh_create_hosts.
 int create_hosts(const char* fn, MPI_Comm parent, const char* host_dim, const char* local_dim, devmesh_t* mesh) {
   return guard(fn, [&] {
     if (parent == MPI_COMM_NULL) invalid("the parent communicator is MPI_COMM_NULL");
