@@ -371,11 +371,15 @@ BOOST_AUTO_TEST_CASE(unflatten_name_clashes) {
                   {"'x'", "given twice"});
   expect_op_error(m, [&] { return m.unflatten("a", {n, 1}, {"x", "b"}); }, Status::duplicate_name,
                   {"'b'", "already a dim of this view"});
+  // Names for another layout than their own (c and reg have size 1; at one
+  // rank every layout is the same, and a name is then that dim again).
   const Mesh a = m["a"];
-  expect_op_error(a, [&] { return a.unflatten("a", {n, 1}, {"x", "c"}); }, Status::duplicate_name,
-                  {"'c'", "dim of the root mesh"});
-  expect_op_error(m, [&] { return m.unflatten("a", {n, 1}, {"reg", "y"}); }, Status::duplicate_name,
-                  {"'reg'", "registered"});
+  if (n > 1) {
+    expect_op_error(a, [&] { return a.unflatten("a", {n, 1}, {"c", "x"}); }, Status::duplicate_name,
+                    {"'c'", "dim of the root mesh"});
+    expect_op_error(m, [&] { return m.unflatten("a", {n, 1}, {"reg", "y"}); }, Status::duplicate_name,
+                    {"'reg'", "registered"});
+  }
   // A dim into its own name, with other new names, is fine.
   BOOST_TEST((m.unflatten("a", {n, 1}, {"a", "x"}).names() == Names{"a", "x", "b", "c"}));
 }
