@@ -98,8 +98,10 @@ program test_errors_f08
   call named('devmesh_slice', 'slice repeated dim')
   call devmesh_slice(mesh, [character(len=1) ::], out, ierr)
   call collective(ierr, DEVMESH_ERR_INVALID_ARGUMENT, 'n is 0', 'slice of no dims')
-  call devmesh_flatten(mesh, 'b', out, ierr)
-  call collective(ierr, DEVMESH_ERR_DUPLICATE_NAME, 'is a dim of the root', 'flatten into a root dim')
+  if (nranks > 1) then  ! at one rank b (size 1) has the mesh's layout: then it is b again
+    call devmesh_flatten(mesh, 'b', out, ierr)
+    call collective(ierr, DEVMESH_ERR_DUPLICATE_NAME, 'is a dim of the root', 'flatten into a root dim')
+  end if
   call devmesh_flatten(mesh, long_name, out, ierr)
   call collective(ierr, DEVMESH_ERR_INVALID_ARGUMENT, 'longer than 256 bytes', 'flatten over-long name')
   call devmesh_unflatten(mesh, 'a', [nranks + 1], ['x'], out, ierr)
