@@ -51,6 +51,9 @@ int stages_for(int n) {
 }
 
 struct Stage {
+  Stage(Communicator& pp_, devmesh::Neighbors nb_, int replica_, double w_)
+      : pp(pp_), nb(nb_), replica(replica_), w(w_) {}
+
   Communicator& pp;
   devmesh::Neighbors nb;  // along pp, open ends
   int replica = 0;

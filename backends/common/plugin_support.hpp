@@ -57,12 +57,6 @@ int guarded(Body&& body) noexcept {
   }
 }
 
-// Throws Error(unsupported) naming the operation and the backend.
-[[noreturn]] inline void unsupported(std::string_view backend, std::string_view what) {
-  throw Error(Status::unsupported,
-              std::string(what) + " is not supported by backend '" + std::string(backend) + "'");
-}
-
 // A copy of a version 1 table under another ABI version: the v1 member of
 // a version 2 table, for plugins that export both.
 constexpr devmesh_backend_v1_t with_abi_version(devmesh_backend_v1_t t, unsigned version) {

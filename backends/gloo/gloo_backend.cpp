@@ -108,7 +108,7 @@ struct Comm {
 };
 
 Comm& comm_arg(void* comm) {
-  if (comm == nullptr) throw Error(Status::invalid_argument, "gloo: NULL communicator");
+  if (comm == nullptr) throw Error(Status::invalid_argument, "NULL communicator");
   return *static_cast<Comm*>(comm);
 }
 
@@ -127,19 +127,19 @@ std::size_t element_size(int datatype) {
 
 std::size_t bytes_of(std::size_t count, std::size_t elsize, std::size_t times = 1) {
   if (times != 0 && count > std::numeric_limits<std::size_t>::max() / elsize / times)
-    throw Error(Status::invalid_argument, "gloo: count " + std::to_string(count) +
+    throw Error(Status::invalid_argument, "count " + std::to_string(count) +
                                               " overflows the address space");
   return count * elsize * times;
 }
 
 void check_buffers(const void* a, const void* b, std::size_t count) {
   if (count > 0 && (a == nullptr || b == nullptr))
-    throw Error(Status::invalid_argument, "gloo: NULL buffer with count > 0");
+    throw Error(Status::invalid_argument, "NULL buffer with count > 0");
 }
 
 void check_peer(const Comm& c, int peer, const char* what) {
   if (peer < 0 || peer >= c.context->size)
-    throw Error(Status::invalid_argument, std::string("gloo: ") + what + " rank " +
+    throw Error(Status::invalid_argument, std::string(what) + " rank " +
                                               std::to_string(peer) + " outside the group of " +
                                               std::to_string(c.context->size));
 }
@@ -149,7 +149,7 @@ void check_peer(const Comm& c, int peer, const char* what) {
 template <class F>
 void run(Comm& c, const char* op, F&& f) {
   if (!c.broken.empty())
-    backend_error(std::string("gloo ") + op + ": the communicator failed earlier (" + c.broken + ")");
+    backend_error("the communicator failed earlier (" + c.broken + ")");
   try {
     f();
   } catch (const Error&) {
@@ -160,7 +160,7 @@ void run(Comm& c, const char* op, F&& f) {
       c.context->closeConnections();
     } catch (...) {
     }
-    backend_error(std::string("gloo ") + op + " failed: " + e.what());
+    backend_error(std::string("Gloo's ") + op + " failed: " + e.what());
   }
 }
 
@@ -322,28 +322,28 @@ int gloo_init() {
 int gloo_open(int n, const char* const keys[], const char* const values[], void** instance) {
   return plugin::guarded([&] {
     if (instance == nullptr || (n > 0 && (keys == nullptr || values == nullptr)) || n < 0)
-      throw Error(Status::invalid_argument, "gloo: bad arguments to open");
+      throw Error(Status::invalid_argument, "bad arguments to open");
     auto inst = std::make_unique<std::shared_ptr<Instance>>(std::make_shared<Instance>());
     Instance& in = **inst;
     for (int i = 0; i < n; ++i) {
       if (keys[i] == nullptr || values[i] == nullptr)
-        throw Error(Status::invalid_argument, "gloo: NULL option key or value");
+        throw Error(Status::invalid_argument, "NULL option key or value");
       std::string key = keys[i];
       if (key == "hostname" || key == "iface") {
         if (values[i][0] == '\0')
-          throw Error(Status::invalid_argument, "gloo: option " + key + " is empty");
+          throw Error(Status::invalid_argument, "option " + key + " is empty");
         (key == "hostname" ? in.hostname : in.iface) = values[i];
       } else if (key == "timeout") {
         double s = plugin::seconds_option(key, values[i]);
-        if (s > 1e8) throw Error(Status::invalid_argument, "gloo: option timeout too large");
+        if (s > 1e8) throw Error(Status::invalid_argument, "option timeout too large");
         in.timeout = std::chrono::milliseconds(std::max<long long>(1, static_cast<long long>(s * 1000)));
       } else {
         throw Error(Status::invalid_argument,
-                    "gloo: unknown option '" + key + "' (known: hostname, iface, timeout)");
+                    "unknown option '" + key + "' (known: hostname, iface, timeout)");
       }
     }
     if (!in.hostname.empty() && !in.iface.empty())
-      throw Error(Status::invalid_argument, "gloo: options hostname and iface exclude each other");
+      throw Error(Status::invalid_argument, "options hostname and iface exclude each other");
     *instance = inst.release();
   });
 }
@@ -385,7 +385,7 @@ void agree(MPI_Comm comm, int& status, std::string& message, const char* stage) 
   check_mpi(MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
   if (worst != DEVMESH_SUCCESS && status == DEVMESH_SUCCESS) {
     status = worst;
-    message = std::string("gloo: ") + stage + " failed on another rank of the group";
+    message = std::string(stage) + " failed on another rank of the group";
   }
 }
 
@@ -393,7 +393,7 @@ int gloo_comm_create(void* instance, const devmesh_backend_group_t* group, void*
   return plugin::guarded([&] {
     if (instance == nullptr || group == nullptr || comm == nullptr ||
         group->size < offsetof(devmesh_backend_group_t, root))
-      throw Error(Status::invalid_argument, "gloo: bad arguments to comm_create");
+      throw Error(Status::invalid_argument, "bad arguments to comm_create");
     auto& inst = *static_cast<std::shared_ptr<Instance>*>(instance);
     ignore_sigpipe();  // also when a core did not call init
     MPI_Comm mc = group->group;
@@ -409,7 +409,7 @@ int gloo_comm_create(void* instance, const devmesh_backend_group_t* group, void*
         inst->device = make_device(*inst);
       } catch (const std::exception& e) {
         status = DEVMESH_ERR_BACKEND;
-        message = std::string("gloo: cannot listen (") +
+        message = std::string("cannot listen (") +
                   (inst->iface.empty() ? "hostname '" + inst->hostname + "'" : "iface '" + inst->iface + "'") +
                   "): " + e.what();
       }
@@ -428,7 +428,7 @@ int gloo_comm_create(void* instance, const devmesh_backend_group_t* group, void*
       check_mpi(MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, mc), "MPI_Allreduce");
       if (any && local_size != size) {
         status = DEVMESH_ERR_UNSUPPORTED;
-        message = "gloo: the group spans several hosts but " +
+        message = "the group spans several hosts but " +
                   (mine ? "this rank's " + inst->fallback_reason : std::string("another rank's host name")) +
                   " gave no address but loopback; set the option hostname= or iface=";
       }
@@ -448,7 +448,7 @@ int gloo_comm_create(void* instance, const devmesh_backend_group_t* group, void*
       message = e.what();
     } catch (const std::exception& e) {
       status = DEVMESH_ERR_BACKEND;
-      message = std::string("gloo: connecting the group failed: ") + e.what();
+      message = std::string("connecting the group failed: ") + e.what();
     }
     agree(mc, status, message, "connecting the group");
     if (status != DEVMESH_SUCCESS) throw Error(static_cast<Status>(status), message);
@@ -461,7 +461,7 @@ void gloo_comm_destroy(void* comm) { delete static_cast<Comm*>(comm); }
 
 int gloo_comm_native(void* comm, void** handle) {
   return plugin::guarded([&] {
-    if (handle == nullptr) throw Error(Status::invalid_argument, "gloo: NULL handle pointer");
+    if (handle == nullptr) throw Error(Status::invalid_argument, "NULL handle pointer");
     *handle = &comm_arg(comm).context;  // std::shared_ptr<gloo::Context>*
   });
 }
@@ -583,7 +583,7 @@ std::unique_ptr<Request> start(Comm& c, void* buffer, std::size_t count, int dat
   // Gloo's TCP context has no pair to its own rank.
   if (peer == c.context->rank)
     throw Error(Status::unsupported, std::string(Send ? "send to" : "recv from") + " the caller's own rank " +
-                                         std::to_string(peer) + " is not supported by backend 'gloo'");
+                                         std::to_string(peer) + " is not supported");
   check_buffers(buffer, buffer, count);
   if (count == 0) return nullptr;
   auto r = std::make_unique<Request>(Request{&c, Send, nullptr, {}});
@@ -667,7 +667,7 @@ int gloo_sendrecv(void* comm, const void* sendbuf, std::size_t sendcount, int se
       check_buffers(sendbuf, sendbuf, sendcount);
       check_buffers(recvbuf, recvbuf, recvcount);
       if (out > in)
-        throw Error(Status::invalid_argument, "gloo: sendrecv sends " + std::to_string(out) +
+        throw Error(Status::invalid_argument, "sendrecv sends " + std::to_string(out) +
                                                   " bytes to itself but receives only " + std::to_string(in));
       if (out > 0) std::memmove(recvbuf, sendbuf, out);
       return;

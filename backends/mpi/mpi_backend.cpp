@@ -27,7 +27,7 @@ MPI_Datatype mpi_datatype(DataType type) {
 
 MPI_Op mpi_op(ReduceOp op, DataType type) {
   if (type == DataType::float16 || type == DataType::bfloat16)
-    throw Error(Status::unsupported, "backend 'mpi' cannot reduce float16/bfloat16 data");
+    throw Error(Status::unsupported, "cannot reduce float16/bfloat16 data");
   switch (op) {
     case ReduceOp::sum: return MPI_SUM;
     case ReduceOp::prod: return MPI_PROD;
@@ -41,7 +41,7 @@ namespace {
 
 int count_of(std::size_t count) {
   if (count > static_cast<std::size_t>(std::numeric_limits<int>::max()))
-    throw Error(Status::unsupported, "backend 'mpi' takes at most 2^31-1 elements per call, got " +
+    throw Error(Status::unsupported, "takes at most 2^31-1 elements per call, got " +
                                          std::to_string(count));
   return static_cast<int>(count);
 }
@@ -59,7 +59,7 @@ ReduceOp op_of(int op) { return static_cast<ReduceOp>(plugin::op_arg(op)); }
 int open(int n, const char* const keys[], const char* const*, void** instance) {
   return plugin::guarded([&] {
     if (n > 0)
-      throw Error(Status::invalid_argument, std::string("backend 'mpi' takes no options (got '") + keys[0] + "')");
+      throw Error(Status::invalid_argument, std::string("takes no options (got '") + keys[0] + "')");
     *instance = nullptr;
   });
 }

@@ -491,7 +491,7 @@ int init() {
     int n = 0;
     const cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess || n < 1)
-      fail(Status::unsupported, std::string("backend 'nccl' needs a CUDA device: none is usable (") +
+      fail(Status::unsupported, std::string("needs a CUDA device: none is usable (") +
                                     (e != cudaSuccess ? cudaGetErrorString(e) : "0 devices visible") + ")");
     visible_devices = n;
   });
@@ -517,7 +517,7 @@ int open(int n, const char* const keys[], const char* const values[], void** ins
         o.device = static_cast<int>(plugin::integer_option(k, v, -1, 1L << 20));
       } else {
         fail(Status::invalid_argument,
-             "backend 'nccl' has no option '" + k + "' (known: init, split_share, scalable_from, timeout, device)");
+             "no option '" + k + "' (known: init, split_share, scalable_from, timeout, device)");
       }
     }
     detail::select_device(o.device, -1, 0, visible_devices);  // validates the request

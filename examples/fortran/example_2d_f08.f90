@@ -17,7 +17,7 @@ program example_2d_f08
     call MPI_Abort(MPI_COMM_WORLD, 1)
   end if
   if (rank == 0) write(*, '(a)') 'mesh (replicate, shard) = (2, 4):'
-  failures = verify(mesh, 'replicate') + verify(mesh, 'shard')
+  failures = check_dim(mesh, 'replicate') + check_dim(mesh, 'shard')
   call devmesh_coordinate(mesh, coord)   ! no ierr: a failure stops the program
   if (rank == 0) then
     write(*, '(a, i0, a, i0, a)') 'rank 0 sits at (replicate, shard) = (', coord(1), ', ', coord(2), ')'
@@ -35,7 +35,7 @@ contains
 
   ! Allgathers the parent ranks over dim's communicator and compares them
   ! with devmesh's group; returns the number of ranks that disagree.
-  integer function verify(m, dim) result(total)
+  integer function check_dim(m, dim) result(total)
     type(devmesh_t), intent(in) :: m
     character(len=*), intent(in) :: dim
     type(MPI_Comm) :: comm
@@ -49,5 +49,5 @@ contains
     bad = merge(1, 0, any(got /= expect))
     call MPI_Allreduce(bad, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
     if (rank == 0) write(*, '(2x, a, a, i0, a, *(i0, :, ","))') dim, ' size ', n, ', rank 0''s group: ', expect
-  end function verify
+  end function check_dim
 end program example_2d_f08

@@ -16,19 +16,19 @@ program example_3d_f08
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
   call devmesh_create(MPI_COMM_WORLD, [2, 2, 2], [character(len=9) :: 'replicate', 'shard', 'tp'], mesh)
   if (rank == 0) write(*, '(a)') 'mesh (replicate, shard, tp) = (2, 2, 2):'
-  failures = verify(mesh, 'replicate') + verify(mesh, 'shard') + verify(mesh, 'tp')
+  failures = check_dim(mesh, 'replicate') + check_dim(mesh, 'shard') + check_dim(mesh, 'tp')
 
   call devmesh_slice(mesh, [character(len=9) :: 'replicate', 'shard'], dp)
   call devmesh_flatten(dp, out=dp_flat)           ! default name: replicate_shard
   if (rank == 0) write(*, '(a)') 'flattened data parallel:'
-  failures = failures + verify(dp_flat, 'replicate_shard')
+  failures = failures + check_dim(dp_flat, 'replicate_shard')
 
   ! A gradient all-reduce over the data-parallel communicator.
   call devmesh_comm(dp_flat, '', dp_comm)         ! blank: the only dim
   call devmesh_group_ranks(dp_flat, '', group)
   grad = rank
   call MPI_Allreduce(grad, gsum, 1, MPI_DOUBLE_PRECISION, MPI_SUM, dp_comm)
-  bad = merge(1, 0, gsum /= sum(group))
+  bad = merge(1, 0, nint(gsum) /= sum(group))  ! a sum of small integers, exact
   call MPI_Allreduce(bad, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
   failures = failures + total
 
@@ -49,7 +49,7 @@ program example_3d_f08
 
 contains
 
-  integer function verify(m, dim) result(total)
+  integer function check_dim(m, dim) result(total)
     type(devmesh_t), intent(in) :: m
     character(len=*), intent(in) :: dim
     type(MPI_Comm) :: comm
@@ -63,5 +63,5 @@ contains
     bad = merge(1, 0, any(got /= expect))
     call MPI_Allreduce(bad, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
     if (rank == 0) write(*, '(2x, a, a, i0, a, *(i0, :, ","))') dim, ' size ', n, ', rank 0''s group: ', expect
-  end function verify
+  end function check_dim
 end program example_3d_f08

@@ -18,7 +18,7 @@ program example_3d_mpi
     call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
   end if
   if (rank == 0) write(*, '(a)') 'mesh (replicate, shard, tp) = (2, 2, 2), use mpi:'
-  failures = verify(mesh, 'replicate') + verify(mesh, 'shard') + verify(mesh, 'tp')
+  failures = check_dim(mesh, 'replicate') + check_dim(mesh, 'shard') + check_dim(mesh, 'tp')
   call devmesh_coordinate(mesh, coord, ierr)
   if (rank == 0) then
     write(*, '(a, 2(i0, ", "), i0, a)') 'rank 0 sits at (replicate, shard, tp) = (', coord, ')'
@@ -34,7 +34,7 @@ program example_3d_mpi
 
 contains
 
-  integer function verify(m, dim) result(total)
+  integer function check_dim(m, dim) result(total)
     type(devmesh_t), intent(in) :: m
     character(len=*), intent(in) :: dim
     integer :: comm, n, bad, e
@@ -47,5 +47,5 @@ contains
     bad = merge(1, 0, any(got /= expect))
     call MPI_Allreduce(bad, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, e)
     if (rank == 0) write(*, '(2x, a, a, i0, a, *(i0, :, ","))') dim, ' size ', n, ', rank 0''s group: ', expect
-  end function verify
+  end function check_dim
 end program example_3d_mpi

@@ -53,9 +53,11 @@
  * DEVMESH_ERR_* status (devmesh.h); the detail of the calling thread's last
  * failure is last_error(). Use DEVMESH_ERR_BACKEND for failures of the
  * library underneath, DEVMESH_ERR_UNSUPPORTED for an operation, data type or
- * reduction the backend lacks (the message naming the operation and the
- * backend), DEVMESH_ERR_INVALID_ARGUMENT for bad input. Functions never
- * throw, abort or exit.
+ * reduction the backend lacks, DEVMESH_ERR_INVALID_ARGUMENT for bad input.
+ * last_error() gives the reason alone ("cannot reduce float16 data"): the
+ * core puts the backend's name and the operation in front, once
+ * ("backend 'mpi', allreduce: cannot reduce float16 data"), and the C API
+ * the function's name. Functions never throw, abort or exit.
  *
  * Threads: the core serialises calls on one root mesh; calls on different
  * root meshes may come from different threads at once.

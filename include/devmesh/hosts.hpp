@@ -25,6 +25,7 @@
 #pragma once
 
 #include "devmesh/export.hpp"  // first: it stops a compile below C++20
+#if DEVMESH_CXX20  // below C++20, export.hpp's #error is the only message
 
 #include <mpi.h>
 
@@ -110,3 +111,5 @@ DEVMESH_API HostInfo host_info(const Mesh& mesh);
 DEVMESH_API bool dim_within_hosts(const Mesh& mesh, std::string_view dim);
 
 }  // namespace devmesh
+
+#endif  // DEVMESH_CXX20

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "devmesh/export.hpp"  // first: it stops a compile below C++20
+#if DEVMESH_CXX20  // below C++20, export.hpp's #error is the only message
 
 #include <cstdint>
 #include <iosfwd>
@@ -114,3 +115,5 @@ DEVMESH_API std::string to_string(const Layout& layout);
 DEVMESH_API std::ostream& operator<<(std::ostream& os, const Layout& layout);
 
 }  // namespace devmesh
+
+#endif  // DEVMESH_CXX20

@@ -44,6 +44,7 @@
 #pragma once
 
 #include "devmesh/export.hpp"  // first: it stops a compile below C++20
+#if DEVMESH_CXX20  // below C++20, export.hpp's #error is the only message
 
 #include <mpi.h>
 
@@ -283,3 +284,5 @@ class DEVMESH_API Mesh {
 };
 
 }  // namespace devmesh
+
+#endif  // DEVMESH_CXX20

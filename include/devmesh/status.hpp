@@ -5,6 +5,7 @@
 #pragma once
 
 #include "devmesh/export.hpp"  // first: it stops a compile below C++20
+#if DEVMESH_CXX20  // below C++20, export.hpp's #error is the only message
 
 #include <iosfwd>
 #include <stdexcept>
@@ -60,3 +61,5 @@ class DEVMESH_API Error : public std::runtime_error {
 };
 
 }  // namespace devmesh
+
+#endif  // DEVMESH_CXX20

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "devmesh/export.hpp"  // first: it stops a compile below C++20
+#if DEVMESH_CXX20  // below C++20, export.hpp's #error is the only message
 
 #include <cstdint>
 #include <memory>
@@ -170,3 +171,5 @@ class DEVMESH_API View {
 };
 
 }  // namespace devmesh
+
+#endif  // DEVMESH_CXX20

@@ -242,13 +242,16 @@ View View::flatten(std::optional<std::string> name) const {
   flat.name = name ? *name : join(names(), "_");
   check_name(flat.name, "flatten name");
   for (const Dim& d : dims_) flat.layout.modes.insert(flat.layout.modes.end(), d.layout.modes.begin(), d.layout.modes.end());
-  // Flattening a 1-D view into its own name is the identity; any other use
-  // of a root dim's name is a clash. Layouts compare coalesced, as for
+  // A root dim's name for the same layout is that dim again, as in PyTorch
+  // (flattening a 1-D view into its own name is the view itself); for
+  // another layout it is a clash. Layouts compare coalesced, as for
   // registered names (unflattening a size-1 dim drops its size-1 mode).
   if (const Dim* r = find(root_->dims, flat.name)) {
-    if (dims_.size() == 1 && dims_[0].name == flat.name && coalesce(dims_[0].layout) == coalesce(r->layout))
-      return *this;
-    fail(Status::duplicate_name, "flatten name " + quoted(flat.name) + " is a dim of the root mesh");
+    if (coalesce(flat.layout) != coalesce(r->layout))
+      fail(Status::duplicate_name, "flatten name " + quoted(flat.name) + " is a dim of the root mesh, " +
+                                       devmesh::to_string(r->layout) + ", not " + devmesh::to_string(flat.layout));
+    if (dims_.size() == 1 && dims_[0].name == flat.name) return *this;
+    return View(root_, {*r}, false);
   }
   // A registered name is fine when it names the same layout: that dim again.
   std::lock_guard lock(root_->registry_mutex);
@@ -278,11 +281,6 @@ View View::unflatten(std::string_view dim, std::span<const index_t> sizes,
     for (std::size_t j = 0; j < dims_.size(); ++j)
       if (j != at && dims_[j].name == names[i])
         fail(Status::duplicate_name, "unflatten name " + quoted(names[i]) + " is already a dim of this view");
-    if (names[i] != dim && find(root_->dims, names[i]))
-      fail(Status::duplicate_name, "unflatten name " + quoted(names[i]) + " is a dim of the root mesh");
-    std::lock_guard lock(root_->registry_mutex);
-    if (find(root_->registry, names[i]))
-      fail(Status::duplicate_name, "unflatten name " + quoted(names[i]) + " is a registered flattened name");
   }
   // One size may be -1, inferred from the others as torch.reshape does.
   // Invalid sizes are reported before a second -1, whatever their order.
@@ -311,6 +309,19 @@ View View::unflatten(std::string_view dim, std::span<const index_t> sizes,
     resolved[inferred] = n / known;
   }
   std::vector<Layout> parts = split(dims_[at].layout, resolved);
+  // A name of the root mesh (other than the dim unflattened) or a
+  // registered flattened name is fine for the very layout it names: that
+  // dim again, as in PyTorch; for another layout it is a clash.
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const Layout mine = coalesce(parts[i]);
+    if (const Dim* r = find(root_->dims, names[i]); r && names[i] != dim && coalesce(r->layout) != mine)
+      fail(Status::duplicate_name, "unflatten name " + quoted(names[i]) + " is a dim of the root mesh, " +
+                                       devmesh::to_string(r->layout) + ", not " + devmesh::to_string(parts[i]));
+    std::lock_guard lock(root_->registry_mutex);
+    if (const Dim* r = find(root_->registry, names[i]); r && coalesce(r->layout) != mine)
+      fail(Status::duplicate_name, "unflatten name " + quoted(names[i]) + " is a registered flattened name, " +
+                                       devmesh::to_string(r->layout) + ", not " + devmesh::to_string(parts[i]));
+  }
   std::vector<Dim> out(dims_.begin(), dims_.begin() + static_cast<std::ptrdiff_t>(at));
   for (std::size_t i = 0; i < parts.size(); ++i) out.push_back({names[i], std::move(parts[i])});
   out.insert(out.end(), dims_.begin() + static_cast<std::ptrdiff_t>(at) + 1, dims_.end());

@@ -330,7 +330,10 @@ static void check_errors(devmesh_t m, const char *tp_backend) {
     uint16_t h[2] = {0x3c00, 0x3c00}, hr[2] = {5, 5};
     int rc = devmesh_allreduce(m, "tp", h, hr, 2, DEVMESH_FLOAT16, DEVMESH_SUM, NULL);
     CHECK(rc == DEVMESH_ERR_UNSUPPORTED, "mpi float16 sum: got %d", rc);
-    CHECK(strstr(devmesh_last_error(), "mpi") != NULL, "the message names the backend");
+    /* each prefix once: the C function, then the backend and operation */
+    CHECK(strcmp(devmesh_last_error(),
+                 "devmesh_allreduce: backend 'mpi', allreduce: cannot reduce float16/bfloat16 data") == 0,
+          "mpi float16 sum: message '%s'", devmesh_last_error());
     CHECK(hr[0] == 5 && hr[1] == 5, "float16 recvbuf written");
   }
   /* Zero elements with NULL buffers: nothing to do, success. */

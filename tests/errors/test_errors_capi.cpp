@@ -292,22 +292,26 @@ BOOST_AUTO_TEST_CASE(unflatten_gaps) {
   Names too_long{"x", long_name};
   expect_error_everywhere(devmesh_unflatten(m, "a", 2, fits, too_long.data(), &out), DEVMESH_ERR_INVALID_ARGUMENT,
                           "longer than 256 bytes");
-  // A root dim outside the view.
+  // A root dim outside the view, for another layout than its own (c has
+  // size 1, the part named c size n; at one rank they are the same layout,
+  // and the name is then that dim again).
   devmesh_t a = nullptr;
   Names just_a{"a"};
   BOOST_REQUIRE_EQUAL(devmesh_slice(m, 1, just_a.data(), &a), DEVMESH_SUCCESS);
-  Names root_dim{"x", "c"};
-  expect_error_everywhere(devmesh_unflatten(a, "a", 2, fits, root_dim.data(), &out), DEVMESH_ERR_DUPLICATE_NAME,
-                          "'c' is a dim of the root mesh");
-  // A registered flattened name.
+  Names root_dim{"c", "x"};
+  if (n > 1)
+    expect_error_everywhere(devmesh_unflatten(a, "a", 2, fits, root_dim.data(), &out), DEVMESH_ERR_DUPLICATE_NAME,
+                            "'c' is a dim of the root mesh");
+  // A registered flattened name, likewise (reg has size 1).
   devmesh_t bc = nullptr;
   Names b_c{"b", "c"};
   devmesh_t sbc = nullptr;
   BOOST_REQUIRE_EQUAL(devmesh_slice(m, 2, b_c.data(), &sbc), DEVMESH_SUCCESS);
   BOOST_REQUIRE_EQUAL(devmesh_flatten(sbc, "reg", &bc), DEVMESH_SUCCESS);
   Names reg{"reg", "y"};
-  expect_error_everywhere(devmesh_unflatten(m, "a", 2, fits, reg.data(), &out), DEVMESH_ERR_DUPLICATE_NAME,
-                          "'reg' is a registered flattened name");
+  if (n > 1)
+    expect_error_everywhere(devmesh_unflatten(m, "a", 2, fits, reg.data(), &out), DEVMESH_ERR_DUPLICATE_NAME,
+                            "'reg' is a registered flattened name");
   // An empty dim name is an unknown dim here (NULL is the INVALID_ARGUMENT).
   expect_error_everywhere(devmesh_unflatten(m, "", 2, fits, xy.data(), &out), DEVMESH_ERR_UNKNOWN_DIM,
                           "unknown dim ''");

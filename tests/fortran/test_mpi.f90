@@ -46,11 +46,14 @@ program test_mpi
   call MPI_Allreduce(1, n, 1, MPI_INTEGER, MPI_SUM, comm, e)
   call check(n == nranks, 'flattened communicator holds everyone')
 
-  ! An error: flatten into the name of a root dim.
-  call devmesh_flatten(mesh, 'a', bad, ierr)
-  call check(ierr == DEVMESH_ERR_DUPLICATE_NAME, 'flatten into a root dim name')
-  call check(.not. devmesh_associated(bad), 'output untouched')
-  call check(index(devmesh_last_error(), 'devmesh_flatten') > 0, 'message names the call')
+  ! An error: flatten into the name of a root dim of another layout (b is
+  ! the smaller dim; at one rank it has the mesh's layout, and is b again).
+  if (nranks > 1) then
+    call devmesh_flatten(mesh, 'b', bad, ierr)
+    call check(ierr == DEVMESH_ERR_DUPLICATE_NAME, 'flatten into a root dim name')
+    call check(.not. devmesh_associated(bad), 'output untouched')
+    call check(index(devmesh_last_error(), 'devmesh_flatten') > 0, 'message names the call')
+  end if
   comm = -99
   call devmesh_comm(mesh, 'zz', comm, ierr)
   call check(ierr == DEVMESH_ERR_UNKNOWN_DIM .and. comm == -99, 'comm of an unknown dim')

@@ -50,7 +50,8 @@ std::vector<long> reference(long n, std::vector<long> dims) {
   return dims;
 }
 
-long spread(const std::vector<long>& dims, const std::vector<int>& given) {
+// Used where MPI_Dims_create is no reference (Open MPI, below).
+[[maybe_unused]] long spread(const std::vector<long>& dims, const std::vector<int>& given) {
   long lo = 0, hi = 0;
   for (std::size_t i = 0; i < dims.size(); ++i) {
     if (given[i]) continue;

@@ -96,6 +96,19 @@ def test_worked_examples():
     # A flattened 1-D view flattened into its own name is that view.
     g = groups_of(ok_json(*base, "--slice", "dp,cp", "--flatten", "-", "--flatten", "dp_cp"))
     check(g == {"dp_cp": [[0, 2, 4, 6], [1, 3, 5, 7]]}, "flatten of a 1-D view into its own name")
+    # A name reused for the very layout it names is that dim again, as in
+    # PyTorch: a registered name, and a root dim, unflattened back.
+    root = groups_of(ok_json("--shape", "2", "--names", "gpu", "--ranks", "1,0"))
+    g = groups_of(ok_json("--shape", "2", "--names", "gpu", "--ranks", "1,0", "--flatten", "n0",
+                          "--unflatten", "n0:2:n0"))
+    check(g == {"n0": root["gpu"]}, f"a registered name unflattened into itself: {g}")
+    root = groups_of(ok_json("--shape", "3", "--names", "pp", "--ranks", "1,0,2"))
+    g = groups_of(ok_json("--shape", "3", "--names", "pp", "--ranks", "1,0,2", "--flatten", "n2",
+                          "--unflatten", "n2:3:pp"))
+    check(g == root, f"a flattened root dim unflattened back into its name: {g}")
+    g = groups_of(ok_json(*base, "--slice", "cp,tp", "--flatten", "ct", "--unflatten", "ct:2,2:cp,tp"))
+    check(g == {k: v for k, v in groups_of(ok_json(*base)).items() if k in ("cp", "tp")},
+          f"two root dims back from their flattened pair: {g}")
     # --flatten without a NAME means the default name (dim names joined by _),
     # wherever it stands: last, before another option, or given twice.
     g = groups_of(ok_json(*base, "--slice", "dp,cp", "--flatten"))
@@ -212,6 +225,9 @@ def test_errors():
     expect_error(dn, "--shape", "2,2", "--names", "a,a")
     expect_error(dn, *base, "--slice", "dp,dp")
     expect_error(dn, *base, "--flatten", "cp")
+    # A different layout under an existing name stays an error.
+    expect_error(dn, *base, "--slice", "cp,tp", "--flatten", "ct", "--unflatten", "ct:2,2:tp,cp")
+    expect_error(dn, "--shape", "2", "--names", "gpu", "--flatten", "n0", "--unflatten", "n0:2,1:x,n0")
     expect_error(dn, *base, "--slice", "dp,cp", "--flatten", "x", "--root", "--slice", "dp,tp", "--flatten", "x")
     expect_error(dn, *base, "--unflatten", "dp:1,2:a,tp")
     expect_error(ov, *base, "--slice", "dp,cp", "--flatten", "-", "--root", "--slice", "dp_cp,dp")

@@ -182,7 +182,7 @@ thread_local const char* last = "";
 const char* last_error() { return last; }
 int open(int n, const char* const*, const char* const*, void** inst) {
   if (n) {
-    last = "backend 'inproc' takes no options";
+    last = "takes no options";
     return DEVMESH_ERR_INVALID_ARGUMENT;
   }
   *inst = nullptr;

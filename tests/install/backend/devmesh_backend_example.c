@@ -64,7 +64,7 @@ static int open_instance(int n, const char *const keys[], const char *const valu
       if (!*values[i] || *end || scale < 1)
         return fail(DEVMESH_ERR_INVALID_ARGUMENT, "backend 'example': option scale needs a positive integer");
     } else if (strcmp(keys[i], "label") != 0) {
-      snprintf(last, sizeof last, "backend 'example' has no option '%s' (known: scale, label)", keys[i]);
+      snprintf(last, sizeof last, "no option '%s' (known: scale, label)", keys[i]);
       return DEVMESH_ERR_INVALID_ARGUMENT;
     }
   }
@@ -145,7 +145,7 @@ static int allreduce(void *comm, const void *send, void *recv, size_t count, int
   struct comm *c = comm;
   (void)stream;
   if (mpi_type(t) == MPI_DATATYPE_NULL || mpi_op(op) == MPI_OP_NULL)
-    return fail(DEVMESH_ERR_UNSUPPORTED, "allreduce of this data type or reduction is not supported by backend 'example'");
+    return fail(DEVMESH_ERR_UNSUPPORTED, "this data type or reduction is not supported");
   if (count > 2147483647u) return fail(DEVMESH_ERR_UNSUPPORTED, "backend 'example': count too large");
   int rc = check(MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, (int)count, mpi_type(t), mpi_op(op), c->comm),
                  "MPI_Allreduce");
@@ -157,7 +157,7 @@ static int allgather(void *comm, const void *send, void *recv, size_t count, int
   struct comm *c = comm;
   (void)stream;
   if (mpi_type(t) == MPI_DATATYPE_NULL)
-    return fail(DEVMESH_ERR_UNSUPPORTED, "allgather of this data type is not supported by backend 'example'");
+    return fail(DEVMESH_ERR_UNSUPPORTED, "this data type is not supported");
   return check(MPI_Allgather(send, (int)count, mpi_type(t), recv, (int)count, mpi_type(t), c->comm), "MPI_Allgather");
 }
 
@@ -165,7 +165,7 @@ static int reduce_scatter(void *comm, const void *send, void *recv, size_t count
   struct comm *c = comm;
   (void)stream;
   if (mpi_type(t) == MPI_DATATYPE_NULL || mpi_op(op) == MPI_OP_NULL)
-    return fail(DEVMESH_ERR_UNSUPPORTED, "reduce_scatter of this data type is not supported by backend 'example'");
+    return fail(DEVMESH_ERR_UNSUPPORTED, "this data type is not supported");
   return check(MPI_Reduce_scatter_block(send == recv ? MPI_IN_PLACE : send, recv, (int)count, mpi_type(t), mpi_op(op),
                                         c->comm),
                "MPI_Reduce_scatter_block");
@@ -175,7 +175,7 @@ static int broadcast(void *comm, void *buffer, size_t count, int t, int root, vo
   struct comm *c = comm;
   (void)stream;
   if (mpi_type(t) == MPI_DATATYPE_NULL)
-    return fail(DEVMESH_ERR_UNSUPPORTED, "broadcast of this data type is not supported by backend 'example'");
+    return fail(DEVMESH_ERR_UNSUPPORTED, "this data type is not supported");
   return check(MPI_Bcast(buffer, (int)count, mpi_type(t), root, c->comm), "MPI_Bcast");
 }
 
