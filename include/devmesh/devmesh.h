@@ -15,7 +15,11 @@
  *     devmesh_destroy. The last handle of a root frees the root's
  *     communicators (never the parent). A NULL handle means "no mesh" (what
  *     ranks outside a rank list get); passing it to any function other than
- *     devmesh_destroy gives DEVMESH_ERR_INVALID_ARGUMENT.
+ *     devmesh_destroy gives DEVMESH_ERR_INVALID_ARGUMENT. So does a handle
+ *     that is no longer live (destroyed, a copy of a destroyed one, or a
+ *     value devmesh never returned), to every function, devmesh_destroy
+ *     included ("not a live devmesh handle"); devmesh checks a handle in a
+ *     table of the live ones, never by reading memory through it.
  *   - Dim names are NUL-terminated, non-empty, at most 256 bytes.
  *   - Ranks are 0-based ranks of the parent communicator; local ranks and
  *     coordinates are 0-based.
@@ -294,7 +298,8 @@ DEVMESH_C_API int devmesh_create_hosts(MPI_Comm parent, const char *host_dim,
 DEVMESH_C_API int devmesh_dim_within_hosts(devmesh_t m, const char *dim, int *within);
 
 /* Releases a handle and sets *mesh = NULL. mesh == NULL and *mesh == NULL
- * are accepted (no-op, DEVMESH_SUCCESS). Communicators obtained from the
+ * are accepted (no-op, DEVMESH_SUCCESS); a handle no longer live gives
+ * INVALID_ARGUMENT, *mesh untouched. Communicators obtained from the
  * handle stay valid while another handle of the same root lives.
  * Not collective (the last handle of a root frees its communicators with
  * MPI_Comm_free, which MPI implements locally). */

@@ -6,8 +6,10 @@
 // so a failing call never writes them.
 #pragma once
 
+#include <cstdint>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <string>
 #include <string_view>
@@ -74,10 +76,49 @@ T* need(T* p, const char* what) {
   return p;
 }
 
-inline const Mesh& mesh_of(devmesh_t m) {
-  if (!m) invalid("the mesh handle is NULL");
-  return m->mesh;
+// The handles alive: a devmesh_t is a token (slot, generation), never an
+// address, so a destroyed handle, a stale copy of one or a made-up value is
+// recognised without reading memory through it, and a slot used again later
+// carries a new generation. Thread-safe (one mutex: distinct handles may be
+// used from several threads at once).
+class HandleTable {
+ public:
+  // Takes h and returns its token. Throws only std::bad_alloc (h is then
+  // destroyed).
+  devmesh_t add(std::unique_ptr<devmesh_s> h);
+  // The live handle of a token, or nullptr.
+  devmesh_s* find(devmesh_t token);
+  // Takes the handle of a token out (nullptr when not live).
+  std::unique_ptr<devmesh_s> remove(devmesh_t token);
+
+ private:
+  struct Slot {
+    std::unique_ptr<devmesh_s> handle;
+    std::uint32_t generation = 0;
+  };
+  Slot* slot(devmesh_t token);
+  std::mutex mutex_;
+  std::vector<Slot> slots_;
+  std::vector<std::size_t> free_;
+};
+
+// The process's table. Never destroyed: handles still alive at exit are
+// left alone, as they were before handles were tokens (their communicators
+// went with MPI_Finalize).
+HandleTable& live_handles();
+
+inline const char* stale_handle_text() {
+  return "not a live devmesh handle (destroyed already, a copy of a destroyed one, or not made by devmesh)";
 }
+
+inline devmesh_s& handle_of(devmesh_t m) {
+  if (!m) invalid("the mesh handle is NULL");
+  devmesh_s* h = live_handles().find(m);
+  if (!h) invalid(std::string("the mesh handle is ") + stale_handle_text());
+  return *h;
+}
+
+inline const Mesh& mesh_of(devmesh_t m) { return handle_of(m).mesh; }
 
 // A dim argument: NULL means "the only dim of a 1-D view" (the C++ API's
 // empty name); an empty C string is an error, not that shorthand.
@@ -104,7 +145,11 @@ inline std::unique_ptr<devmesh_s> make_handle(Mesh mesh) {
   return h;
 }
 
-// Stores a new handle into *out: the last step of a successful call.
-inline void give(std::unique_ptr<devmesh_s> h, devmesh_t* out) noexcept { *out = h.release(); }
+// Enters a new handle and stores its token into *out: the last step of a
+// successful call (out untouched when entering it fails).
+inline void give(std::unique_ptr<devmesh_s> h, devmesh_t* out) {
+  const devmesh_t token = live_handles().add(std::move(h));
+  *out = token;
+}
 
 }  // namespace devmesh::capi

@@ -100,7 +100,8 @@ int devmesh_register_backend(const devmesh_backend_v1_t* backend) {
 int devmesh_destroy(devmesh_t* mesh) {
   return guard("devmesh_destroy", [&] {
     if (!mesh || !*mesh) return;
-    std::unique_ptr<devmesh_s> h(*mesh);
+    std::unique_ptr<devmesh_s> h = live_handles().remove(*mesh);
+    if (!h) invalid(std::string("*mesh is ") + stale_handle_text());
     *mesh = nullptr;
   });
 }
@@ -160,7 +161,9 @@ int devmesh_concatenate(int n, const devmesh_t meshes[], devmesh_t* out) {
     parts.reserve(static_cast<std::size_t>(n));
     for (int i = 0; i < n; ++i) {
       if (!meshes[i]) invalid("meshes[" + std::to_string(i) + "] is NULL");
-      parts.push_back(meshes[i]->mesh);
+      const devmesh_s* h = live_handles().find(meshes[i]);
+      if (!h) invalid("meshes[" + std::to_string(i) + "] is " + stale_handle_text());
+      parts.push_back(h->mesh);
     }
     give(make_handle(Mesh::concatenate(parts)), out);
   });
@@ -193,12 +196,12 @@ int devmesh_shape(devmesh_t m, int maxdims, int shape[]) {
 
 int devmesh_dim_name(devmesh_t m, int index, const char** name) {
   return guard("devmesh_dim_name", [&] {
-    mesh_of(m);
+    const devmesh_s& h = handle_of(m);
     need(name, "name");
-    if (index < 0 || static_cast<std::size_t>(index) >= m->names.size())
-      invalid("dim index " + std::to_string(index) + " is out of range [0, " + std::to_string(m->names.size()) +
+    if (index < 0 || static_cast<std::size_t>(index) >= h.names.size())
+      invalid("dim index " + std::to_string(index) + " is out of range [0, " + std::to_string(h.names.size()) +
               ")");
-    *name = m->names[static_cast<std::size_t>(index)].c_str();
+    *name = h.names[static_cast<std::size_t>(index)].c_str();
   });
 }
 

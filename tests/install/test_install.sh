@@ -134,7 +134,7 @@ pc_libpath=
 if [ "$prefix" = /usr ]; then
   pc_libpath=$slib
 else
-  pc --libs devmesh | grep -q -- "-Wl,-rpath,$slib" || fail "devmesh.pc's Libs carry no rpath to $slib: $(pc --libs devmesh)"
+  grep -q -- "-Wl,-rpath,$slib" <<<"$(pc --libs devmesh)" || fail "devmesh.pc's Libs carry no rpath to $slib: $(pc --libs devmesh)"
 fi
 run_pc() {
   if [ -n "$pc_libpath" ]; then LD_LIBRARY_PATH=$pc_libpath "$@"; else "$@"; fi
@@ -175,7 +175,10 @@ step "the core library links no CUDA or NCCL"
 if ldd "$slib/libdevmesh.so" | grep -Ei "cuda|nccl"; then fail "libdevmesh.so links CUDA or NCCL"; fi
 if [ -f "$build/backends/nccl/libdevmesh-backend-nccl.so" ]; then
   [ -f "$slib/devmesh/libdevmesh-backend-nccl.so" ] || fail "the NCCL plugin is not installed in <libdir>/devmesh"
-  ldd "$slib/devmesh/libdevmesh-backend-nccl.so" | grep -q "libnccl" || fail "the NCCL plugin does not link NCCL"
+  # ldd first, then grep: a grep -q that ends the pipe early can kill ldd
+  # with SIGPIPE, which pipefail reports as a failure.
+  nccl_deps=$(ldd "$slib/devmesh/libdevmesh-backend-nccl.so")
+  grep -q "libnccl" <<<"$nccl_deps" || fail "the NCCL plugin does not link NCCL"
   [ -f "$sinc/devmesh/devmesh_nccl.h" ] || fail "devmesh_nccl.h is not installed with the NCCL plugin"
 fi
 

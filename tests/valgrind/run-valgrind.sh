@@ -16,7 +16,7 @@ case "$build" in /*) ;; *) build="$PWD/$build" ;; esac
 ranks=${DEVMESH_VALGRIND_RANKS:-2}
 
 programs=()
-for p in tests/capi/test_capi tests/capi/test_capi_options; do
+for p in tests/capi/test_capi tests/capi/test_capi_options tests/capi/c_stale_handle; do
   ninja -C "$build" -t query "$p" >/dev/null 2>&1 && programs+=("$p")
 done
 [ ${#programs[@]} -gt 0 ] || programs=(tests/mpi/test_mpi_mesh)
