@@ -4,6 +4,8 @@
 
 #include <mpi.h>
 
+#include "mpi_choice.h"
+
 namespace comm_counter {
 // Communicators a member of a new mesh holds right after creation: none
 // where dims' communicators come from their groups (each is made when first
