@@ -1,7 +1,9 @@
 /* devmesh_create_from_group(_f) under the MPI Sessions model, without
  * MPI_Init: groups against a brute force (row-major) over the group's
- * ranks, communicators against MPI (MPI_Allreduce); with an MPI older than
- * 4, DEVMESH_ERR_UNSUPPORTED on every rank and the output untouched. */
+ * ranks, communicators against MPI (MPI_Allreduce); with an MPI without
+ * MPI_Comm_create_from_group (DEVMESH_HAVE_MPI_COMM_CREATE_FROM_GROUP, from
+ * the build), DEVMESH_ERR_UNSUPPORTED on every rank and the output
+ * untouched. */
 #include <mpi.h>
 #include <stdio.h>
 
@@ -20,7 +22,7 @@ static int me = 0, n = 1;
     }                                                                    \
   } while (0)
 
-#if MPI_VERSION >= 4
+#if DEVMESH_HAVE_MPI_COMM_CREATE_FROM_GROUP
 /* A (n/b, b) mesh; its tp and dp groups and communicators. */
 static void check_2d(MPI_Group group, int b) {
   const int a = n / b;
@@ -47,7 +49,7 @@ static void check_2d(MPI_Group group, int b) {
 #endif
 
 int main(void) {
-#if MPI_VERSION >= 4
+#if DEVMESH_HAVE_MPI_COMM_CREATE_FROM_GROUP
   MPI_Session session;
   MPI_Group group;
   if (MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &session) != MPI_SUCCESS) return 2;

@@ -96,7 +96,7 @@ void check_mesh(MPI_Group group, const std::vector<int>& shape, const std::vecto
 }  // namespace
 
 int main() {
-#if MPI_VERSION >= 4
+#if DEVMESH_HAVE_MPI_COMM_CREATE_FROM_GROUP
   MPI_Session session = MPI_SESSION_NULL;
   if (MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &session) != MPI_SUCCESS) return 2;
   MPI_Group group = MPI_GROUP_NULL;

@@ -12,7 +12,7 @@ src=$(cd "$1" && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/devmesh-run.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
-plan() { DEVMESH_RUN_PLAN=1 DEVMESH_BUILD_DIR="$tmp/build" "$src/run" "$@" 2>&1; }
+plan() { env -u DEVMESH_MPI DEVMESH_RUN_PLAN=1 DEVMESH_BUILD_DIR="$tmp/build" "$src/run" "$@" 2>&1; }
 line() { grep "^run: $2" <<<"$1" || fail "no '$2' phase in: $1"; }
 
 demo=$(plan demo)

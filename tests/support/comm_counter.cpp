@@ -35,7 +35,7 @@ int MPI_Comm_create(MPI_Comm c, MPI_Group g, MPI_Comm* out) { return count(PMPI_
 int MPI_Comm_create_group(MPI_Comm c, MPI_Group g, int tag, MPI_Comm* out) {
   return count(PMPI_Comm_create_group(c, g, tag, out), out);
 }
-#if MPI_VERSION >= 4
+#if DEVMESH_HAVE_MPI_COMM_CREATE_FROM_GROUP
 int MPI_Comm_create_from_group(MPI_Group g, const char* tag, MPI_Info info, MPI_Errhandler eh, MPI_Comm* out) {
   return count(PMPI_Comm_create_from_group(g, tag, info, eh, out), out);
 }

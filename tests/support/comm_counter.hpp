@@ -4,12 +4,16 @@
 
 #include <mpi.h>
 
+#include "mpi_choice.h"
+
 namespace comm_counter {
 // Communicators a member of a new mesh holds right after creation: none
-// with MPI 4 (each is made from a group when first asked for); with MPI 3
-// the root communicator, made at creation because MPI_Comm_create_group
-// needs a parent over the members. comm_count() counts it too.
-inline constexpr int at_creation = MPI_VERSION >= 4 ? 0 : 1;
+// where dims' communicators come from their groups (each is made when first
+// asked for); otherwise the root communicator, made at creation because
+// MPI_Comm_create_group needs a parent over the members. comm_count()
+// counts it too. DEVMESH_DIMS_FROM_GROUP is what the build chose
+// (lib/runtime/meson.build), not MPI_VERSION: Open MPI 5 says 3.1.
+inline constexpr int at_creation = DEVMESH_DIMS_FROM_GROUP ? 0 : 1;
 // Communicators created by MPI_Comm_dup/idup/split/split_type/create/
 // create_group/create_from_group, MPI_Cart_create/sub, MPI_Intercomm_* since process start.
 long created();
