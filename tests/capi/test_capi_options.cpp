@@ -178,6 +178,27 @@ BOOST_AUTO_TEST_CASE(bad_configs) {
   }
 }
 
+// One rank alone passes shape = NULL: every rank gets INCONSISTENT naming
+// only what differs (not the dim names, which are the same), and that rank
+// also learns its own reason.
+BOOST_AUTO_TEST_CASE(one_null_shape_names_only_what_differs) {
+  if (world_size() < 2) return;
+  const long before = comm_counter::live();
+  int shape[2] = {0, 1};
+  const char* names[2] = {"dp", "tp"};
+  devmesh_t out = sentinel;
+  const bool bad = world_rank() == 0;
+  const int rc = devmesh_create(MPI_COMM_WORLD, 2, bad ? nullptr : shape, names, &out);
+  const std::string message = devmesh_last_error();
+  BOOST_TEST(rc == DEVMESH_ERR_INCONSISTENT, message);
+  BOOST_TEST(same_everywhere(rc));
+  BOOST_TEST(out == sentinel);
+  BOOST_TEST(message.find("different shapes on rank 0 and rank 1") != std::string::npos, message);
+  BOOST_TEST(message.find("dim names") == std::string::npos, message);
+  BOOST_TEST((message.find("on this rank: shape is NULL") != std::string::npos) == bad, message);
+  BOOST_TEST(comm_counter::live() == before);
+}
+
 BOOST_AUTO_TEST_CASE(per_rank_options_may_differ) {
   // The example backend declares `label` per rank (as NCCL's device).
   devmesh_config_t cfg = DEVMESH_CONFIG_INITIALIZER;
