@@ -380,9 +380,11 @@ void flatten(FuzzedDataProvider& in, View& v, RefView& rv, RefRoot& r) {
   if (bad_name(name)) {
     verdict = refuse(Status::invalid_argument, "bad name");
   } else if (const RefDim* root_dim = find(r.dims, name)) {
-    // A 1-D view that is that root dim flattens to itself.
-    if (rv.dims.size() == 1 && rv.dims[0].name == name && rv.dims[0].table == root_dim->table) out = rv;
-    else verdict = refuse(Status::duplicate_name, "a root dim's name");
+    // A root dim's name for the same layout is that dim again (a 1-D view
+    // of that name, itself); for another layout a clash.
+    if (root_dim->table != flat.table) verdict = refuse(Status::duplicate_name, "a root dim's name, another layout");
+    else if (rv.dims.size() == 1 && rv.dims[0].name == name) out = rv;
+    else out.dims = {*root_dim};
   } else if (const RefDim* reg = find(r.registry, name)) {
     if (reg->table == flat.table) out.dims = {*reg};
     else verdict = refuse(Status::duplicate_name, "registered with another layout");
@@ -441,8 +443,6 @@ void unflatten(FuzzedDataProvider& in, View& v, RefView& rv, RefRoot& r) {
     else if (std::find(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(i), n) != names.begin() + static_cast<std::ptrdiff_t>(i))
       verdict = refuse(Status::duplicate_name, n + " twice");
     else if (find(rv.dims, n) && find(rv.dims, n) != d) verdict = refuse(Status::duplicate_name, n + " is a dim of the view");
-    else if (n != dim && find(r.dims, n)) verdict = refuse(Status::duplicate_name, n + " is a root dim");
-    else if (find(r.registry, n)) verdict = refuse(Status::duplicate_name, n + " is registered");
   }
   RefView out;
   out.is_root = false;
@@ -470,8 +470,19 @@ void unflatten(FuzzedDataProvider& in, View& v, RefView& rv, RefRoot& r) {
     else if (!ref::splittable(d->table, sizes))
       verdict = refuse(Status::shape_mismatch, "the parts are no layouts of the dim");
   }
+  std::vector<Table> parts;
   if (verdict.ok) {
-    const std::vector<Table> parts = ref::split_parts(d->table, sizes);
+    parts = ref::split_parts(d->table, sizes);
+    // A root dim's name (other than the dim's own) or a registered name is
+    // that dim again for the very same layout, a clash for another.
+    for (std::size_t i = 0; verdict.ok && i < names.size(); ++i) {
+      const RefDim* root_dim = names[i] != dim ? find(r.dims, names[i]) : nullptr;
+      const RefDim* reg = find(r.registry, names[i]);
+      if (root_dim && root_dim->table != parts[i]) verdict = refuse(Status::duplicate_name, names[i] + " is a root dim");
+      else if (reg && reg->table != parts[i]) verdict = refuse(Status::duplicate_name, names[i] + " is registered");
+    }
+  }
+  if (verdict.ok) {
     out.dims.assign(rv.dims.begin(), rv.dims.begin() + static_cast<std::ptrdiff_t>(at));
     for (std::size_t i = 0; i < parts.size(); ++i) out.dims.push_back({names[i], parts[i]});
     out.dims.insert(out.dims.end(), rv.dims.begin() + static_cast<std::ptrdiff_t>(at) + 1, rv.dims.end());
