@@ -27,7 +27,9 @@ bed_up
 # in MPI_Finalize in 1 launch in 5 or more once three or more ranks span the
 # link (a plain MPI program as much as devmesh; docs/RELIABILITY.md). A
 # launch still running 3 s after it printed its success line is stopped and
-# launched again, at most 5 times; it passes only when hydra exits with 0.
+# launched again, at most 10 times (on a loaded machine the uneven 2+1 case
+# has hung in 5 launches in a row, its checks passed each time); it passes
+# only when hydra exits with 0.
 failures=0
 finalize_hangs=0
 run_case() {
@@ -37,7 +39,7 @@ run_case() {
   while [ "$1" != -- ]; do want+=("$1"); shift; done
   shift
   local attempt rc out="$BED_DIR/out.txt" ok p pid ticks since
-  for attempt in 1 2 3 4 5; do
+  for attempt in 1 2 3 4 5 6 7 8 9 10; do
     bed_mpiexec "$@" >"$out" 2>&1 &
     pid=$!
     ticks=0
@@ -58,7 +60,7 @@ run_case() {
     bed_reap
     ok=1
     for p in "${want[@]}"; do grep -Eq -- "$p" "$out" || ok=0; done
-    if [ $rc -eq 124 ] && [ $since -ge 0 ] && [ $attempt -lt 5 ]; then
+    if [ $rc -eq 124 ] && [ $since -ge 0 ] && [ $attempt -lt 10 ]; then
       finalize_hangs=$((finalize_hangs + 1))
       bed_log "$label: checks passed, then no exit (MPI_Finalize over TCP); launching again"
       continue
