@@ -40,9 +40,11 @@ inline void hand_cart(const std::vector<int>& dims, std::vector<MPI_Comm>& out, 
   }
 }
 
-// The reference: one MPI_Comm_create_group per dim over just the
-// caller's group, members listed by hand.
-inline void hand_create_group(const std::vector<int>& dims, std::vector<MPI_Comm>& out) {
+// Calls make(i, g) for each dim i, last first, with g the caller's group
+// along dim i (members `stride` apart, the product of the later dims), as
+// the hand-written group-based methods list it.
+template <class Make>
+void for_each_caller_group(const std::vector<int>& dims, Make&& make) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const int nd = static_cast<int>(dims.size());
@@ -56,11 +58,17 @@ inline void hand_create_group(const std::vector<int>& dims, std::vector<MPI_Comm
     for (int k = 0; k < dims[i]; ++k) members[k] = base + k * stride;
     MPI_Group g;
     MPI_Group_incl(world, dims[i], members.data(), &g);
-    MPI_Comm_create_group(MPI_COMM_WORLD, g, i, &out[i]);
+    make(i, g);
     MPI_Group_free(&g);
     stride *= dims[i];
   }
   MPI_Group_free(&world);
+}
+
+// The reference: one MPI_Comm_create_group per dim over just the
+// caller's group, members listed by hand.
+inline void hand_create_group(const std::vector<int>& dims, std::vector<MPI_Comm>& out) {
+  for_each_caller_group(dims, [&](int i, MPI_Group g) { MPI_Comm_create_group(MPI_COMM_WORLD, g, i, &out[i]); });
 }
 
 #if MPI_VERSION >= 4
@@ -68,25 +76,10 @@ inline void hand_create_group(const std::vector<int>& dims, std::vector<MPI_Comm
 // devmesh makes per dim (no parent communicator; a string tag per dim):
 // measured beside hand_create_group to show what the MPI-4 call costs.
 inline void hand_create_from_group(const std::vector<int>& dims, std::vector<MPI_Comm>& out) {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  const int nd = static_cast<int>(dims.size());
-  MPI_Group world;
-  MPI_Comm_group(MPI_COMM_WORLD, &world);
-  int stride = 1;
-  for (int i = nd - 1; i >= 0; --i) {
-    const int c = (rank / stride) % dims[i];
-    const int base = rank - c * stride;
-    std::vector<int> members(dims[i]);
-    for (int k = 0; k < dims[i]; ++k) members[k] = base + k * stride;
-    MPI_Group g;
-    MPI_Group_incl(world, dims[i], members.data(), &g);
+  for_each_caller_group(dims, [&](int i, MPI_Group g) {
     const std::string tag = "bench:from_group:" + std::to_string(i);
     MPI_Comm_create_from_group(g, tag.c_str(), MPI_INFO_NULL, MPI_ERRORS_RETURN, &out[i]);
-    MPI_Group_free(&g);
-    stride *= dims[i];
-  }
-  MPI_Group_free(&world);
+  });
 }
 #endif
 

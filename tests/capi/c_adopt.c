@@ -7,20 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "c_check.h"
 #include "devmesh/devmesh.h"
 
-static int failures = 0;
-static int me = 0, n = 1;
-
-#define CHECK(cond, ...)                                                 \
-  do {                                                                   \
-    if (!(cond)) {                                                       \
-      ++failures;                                                        \
-      fprintf(stderr, "FAIL rank %d line %d: ", me, __LINE__);           \
-      fprintf(stderr, __VA_ARGS__);                                      \
-      fprintf(stderr, " [%s]\n", devmesh_last_error());                  \
-    }                                                                    \
-  } while (0)
+static int n = 1;
 
 static int same_everywhere(int v) {
   int lo = 0, hi = 0;

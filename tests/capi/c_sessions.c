@@ -7,20 +7,10 @@
 #include <mpi.h>
 #include <stdio.h>
 
+#include "c_check.h"
 #include "devmesh/devmesh.h"
 
-static int failures = 0;
-static int me = 0, n = 1;
-
-#define CHECK(cond, ...)                                                 \
-  do {                                                                   \
-    if (!(cond)) {                                                       \
-      ++failures;                                                        \
-      fprintf(stderr, "FAIL rank %d line %d: ", me, __LINE__);           \
-      fprintf(stderr, __VA_ARGS__);                                      \
-      fprintf(stderr, " [%s]\n", devmesh_last_error());                  \
-    }                                                                    \
-  } while (0)
+static int n = 1;
 
 #if DEVMESH_HAVE_MPI_COMM_CREATE_FROM_GROUP
 /* A (n/b, b) mesh; its tp and dp groups and communicators. */

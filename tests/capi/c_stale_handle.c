@@ -10,20 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "c_check.h"
 #include "devmesh/devmesh.h"
-
-static int failures = 0;
-static int me = 0;
-
-#define CHECK(cond, ...)                                         \
-  do {                                                           \
-    if (!(cond)) {                                               \
-      ++failures;                                                \
-      fprintf(stderr, "FAIL rank %d line %d: ", me, __LINE__);   \
-      fprintf(stderr, __VA_ARGS__);                              \
-      fprintf(stderr, " [%s]\n", devmesh_last_error());          \
-    }                                                            \
-  } while (0)
 
 /* `rc` is INVALID_ARGUMENT naming a handle that is not live. */
 static void refused(int rc, const char *what) {
