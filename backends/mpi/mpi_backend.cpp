@@ -22,19 +22,17 @@ MPI_Datatype mpi_datatype(DataType type) {
     case DataType::float32: return MPI_FLOAT;
     case DataType::float64: return MPI_DOUBLE;
   }
-  throw Error(Status::invalid_argument, "unknown data type " + std::to_string(static_cast<int>(type)));
+  return MPI_DATATYPE_NULL;  // never: the core passes only the enum's values
 }
 
-MPI_Op mpi_op(ReduceOp op, DataType type) {
-  if (type == DataType::float16 || type == DataType::bfloat16)
-    throw Error(Status::unsupported, "cannot reduce float16/bfloat16 data");
+MPI_Op mpi_op(ReduceOp op) {
   switch (op) {
     case ReduceOp::sum: return MPI_SUM;
     case ReduceOp::prod: return MPI_PROD;
     case ReduceOp::min: return MPI_MIN;
     case ReduceOp::max: return MPI_MAX;
   }
-  throw Error(Status::invalid_argument, "unknown reduction " + std::to_string(static_cast<int>(op)));
+  return MPI_OP_NULL;  // never, as above
 }
 
 namespace {
@@ -53,8 +51,10 @@ struct Comm {
 };
 
 MPI_Comm comm_of(void* c) { return static_cast<Comm*>(c)->comm; }
-DataType type_of(int t) { return static_cast<DataType>(plugin::datatype_arg(t)); }
-ReduceOp op_of(int op) { return static_cast<ReduceOp>(plugin::op_arg(op)); }
+// Data types, reductions, buffers and peers arrive checked (the core's
+// argument gate, backend_plugin.h).
+DataType type_of(int t) { return static_cast<DataType>(t); }
+ReduceOp op_of(int op) { return static_cast<ReduceOp>(op); }
 
 int open(int n, const char* const keys[], const char* const*, void** instance) {
   return plugin::guarded([&] {
@@ -66,8 +66,21 @@ int open(int n, const char* const keys[], const char* const*, void** instance) {
 
 void close(void*) {}
 
-int comm_create(void*, const devmesh_backend_group_t* group, void** comm) {
-  return plugin::guarded([&] { *comm = new Comm{group->group}; });
+// The communicator wraps the group's own: made locally, nothing to connect.
+int comm_prepare(void*, const devmesh_backend_group_t* group, void** prepared) {
+  return plugin::guarded([&] { *prepared = new Comm{group->group}; });
+}
+
+int comm_connect(void* prepared, void** comm) {
+  *comm = prepared;
+  return DEVMESH_SUCCESS;
+}
+
+void comm_abandon(void* prepared) { delete static_cast<Comm*>(prepared); }
+
+// MPI reduces every type but the 16-bit floats.
+int reduce_supported(void*, int datatype, int) {
+  return datatype != DEVMESH_FLOAT16 && datatype != DEVMESH_BFLOAT16;
 }
 
 void comm_destroy(void* comm) { delete static_cast<Comm*>(comm); }
@@ -80,7 +93,7 @@ int comm_native(void* comm, void** handle) {
 int allreduce(void* c, const void* send, void* recv, std::size_t count, int type, int op, void*) {
   return plugin::guarded([&] {
     DEVMESH_MPI(MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, count_of(count),
-                              mpi_datatype(type_of(type)), mpi_op(op_of(op), type_of(type)), comm_of(c)));
+                              mpi_datatype(type_of(type)), mpi_op(op_of(op)), comm_of(c)));
   });
 }
 
@@ -99,7 +112,7 @@ int reduce_scatter(void* c, const void* send, void* recv, std::size_t count, int
   return plugin::guarded([&] {
     const DataType t = type_of(type);
     DEVMESH_MPI(MPI_Reduce_scatter_block(send == recv ? MPI_IN_PLACE : send, recv, count_of(count),
-                                         mpi_datatype(t), mpi_op(op_of(op), t), comm_of(c)));
+                                         mpi_datatype(t), mpi_op(op_of(op)), comm_of(c)));
   });
 }
 
@@ -178,13 +191,23 @@ int sendrecv(void* c, const void* sendbuf, std::size_t sendcount, int sendtype, 
   });
 }
 
-constexpr devmesh_backend_v2_t table = {
+constexpr devmesh_backend_v3_t table = {
     {
-        DEVMESH_BACKEND_ABI_VERSION_2, "mpi", nullptr, nullptr, nullptr, plugin::last_error, open, close,
-        comm_create, comm_destroy, comm_native, allreduce, allgather, reduce_scatter, broadcast, alltoall,
-        barrier, send, recv, plugin::last_mpi_error,
+        {
+            DEVMESH_BACKEND_ABI_VERSION_3, "mpi", nullptr, nullptr, nullptr, plugin::last_error, open, close,
+            nullptr, comm_destroy, comm_native, allreduce, allgather, reduce_scatter, broadcast, alltoall,
+            barrier, send, recv, plugin::last_mpi_error,
+        },
+        isend, irecv, test, wait, sendrecv,
     },
-    isend, irecv, test, wait, sendrecv,
+    DEVMESH_BACKEND_MPI,
+    DEVMESH_BACKEND_CAP_NONBLOCKING | DEVMESH_BACKEND_CAP_LOCAL_CREATE,
+    nullptr,  // init_host: nothing to set up
+    reduce_supported,
+    comm_prepare,
+    comm_connect,
+    comm_abandon,
+    nullptr,  // revoke: not without ULFM
 };
 
 }  // namespace
@@ -193,6 +216,6 @@ constexpr devmesh_backend_v2_t table = {
 
 namespace devmesh::detail {
 
-const devmesh_backend_v1_t& mpi_backend() { return backends::table.v1; }
+const devmesh_backend_v1_t& mpi_backend() { return backends::table.v2.v1; }
 
 }  // namespace devmesh::detail

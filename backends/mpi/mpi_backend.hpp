@@ -9,9 +9,9 @@
 namespace devmesh::backends {
 
 // MPI datatype and operation of devmesh's enums. float16/bfloat16 travel as
-// 16-bit words (no MPI reduction for them): reducing them throws
-// Error(unsupported).
+// 16-bit words; MPI has no reduction for them, which the backend's
+// reduce_supported says (the core refuses those before calling it).
 MPI_Datatype mpi_datatype(DataType type);
-MPI_Op mpi_op(ReduceOp op, DataType type);
+MPI_Op mpi_op(ReduceOp op);
 
 }  // namespace devmesh::backends

@@ -128,7 +128,13 @@ typedef struct devmesh_backend_group_s {
   int color;
   int key;
   int host_local_rank; /* the caller's rank among the root's members on its
-                          host (for picking a device) */
+                          host (for picking a device); given to plugins
+                          that ask for it (v3: DEVMESH_BACKEND_CAP_HOST_
+                          LOCAL_RANK; v1 and v2: always), else -1 */
+  double deadline;     /* seconds any one wait of this communicator may
+                          take (0: none given); see DEVMESH_BACKEND_CAP_
+                          DEADLINE. Appended in version 3: read it only
+                          when size covers it. */
 } devmesh_backend_group_t;
 
 /* One backend, version 1 of the interface. */
@@ -232,6 +238,178 @@ typedef struct devmesh_backend_v2_s {
                   void *recvbuf, size_t recvcount, int recvtype, int source, void *stream);
 } devmesh_backend_v2_t;
 
+/* ---- version 3 ------------------------------------------------------------
+ *
+ * Version 3 makes the contract two-way: the core hands the plugin its
+ * services (a logger, MPI error text, cross-rank agreement, the identity of
+ * its MPI), the plugin states what it needs and can do (capability bits,
+ * the reductions it has, the MPI it was compiled against), communicators
+ * are made in a local step the core agrees on before the collective one,
+ * and a communicator can be revoked. Its failure statuses
+ * (DEVMESH_ERR_PROC_FAILED, DEVMESH_ERR_REVOKED, DEVMESH_ERR_TIMEOUT) and
+ * the group's deadline are part of it.
+ *
+ * Version 3 is provisional until the fault-tolerant mesh operations that
+ * drive revoke and deadlines (devmesh_revoke, devmesh_shrink) are released
+ * with it; until then its layout may still change, and a plugin that must
+ * load into every release exports devmesh_backend_v2 beside it. */
+#define DEVMESH_BACKEND_ABI_VERSION_3 3
+#define DEVMESH_BACKEND_SYMBOL_V3 "devmesh_backend_v3"
+
+/* Log levels of the host's log(): DEVMESH_LOG=warn|info|debug in the
+ * environment sets the level (warn when unset); a line is written when its
+ * level is at most the user's. */
+#define DEVMESH_LOG_WARN 1
+#define DEVMESH_LOG_INFO 2
+#define DEVMESH_LOG_DEBUG 3
+
+/* What the core gives a version 3 plugin's init_host. Versioned by its
+ * size: the core only appends members, and a plugin reads one beyond those
+ * it knows only if size says it is there. Every function is thread-safe
+ * and never NULL. */
+typedef struct devmesh_backend_host_s {
+  size_t size;     /* sizeof(devmesh_backend_host_t) in the core's header */
+  int log_level;   /* the user's level (DEVMESH_LOG_*): skip building lines above it */
+  /* One line to standard error when level <= log_level, prefixed with the
+   * rank in MPI_COMM_WORLD and the backend's name:
+   *   "devmesh[3] backend 'gloo' info: connected 4 ranks in 2.1 ms".
+   * message has no newline; it is cut at 4 KiB. */
+  void (*log)(const char *backend, int level, const char *message);
+  /* MPI's text for an MPI error code, written to text (len bytes, NUL-
+   * terminated, cut to fit) through a buffer large enough for every MPI
+   * (MPICH 4.0.2 writes past MPI_MAX_ERROR_STRING for some codes): "<MPI's
+   * string> (MPI error class N)". *cls (may be NULL) gets the class, or 0
+   * when MPI does not know code; returns 1 when it knows code, else 0 (the
+   * text then says "unknown MPI error code N"). */
+  int (*mpi_error)(int code, char *text, size_t len, int *cls);
+  /* Collective over comm (every member calls it): the worst status over
+   * the members (the largest value), and its message. A member whose own
+   * status is the worst keeps its message; every other member gets, in
+   * message (len bytes, NUL-terminated), "rank R: <R's message>" of the
+   * lowest rank R that failed with it. Returns the agreed status, or
+   * DEVMESH_ERR_BACKEND with MPI's error text when the agreement's own
+   * MPI call fails. One MPI_Allreduce when every member succeeds. */
+  int (*agree)(MPI_Comm comm, int status, char *message, size_t len);
+  /* The MPI library the core runs on: the first line of
+   * MPI_Get_library_version, e.g. "MPICH Version: 4.0.2". */
+  const char *mpi_library;
+  /* The MPI the core was compiled against, as DEVMESH_BACKEND_MPI below
+   * says it ("MPICH", "Open MPI", "MPI ABI"). */
+  const char *mpi_family;
+} devmesh_backend_host_t;
+
+/* Capability bits (devmesh_backend_v3_t.capabilities). The core asks these
+ * instead of guessing from a backend's name. */
+/* Reads group->host_local_rank: the core discovers hosts at creation (two
+ * collectives over the parent) only for meshes with such a backend. */
+#define DEVMESH_BACKEND_CAP_HOST_LOCAL_RANK (1ull << 0)
+/* The stream argument is a device stream (cudaStream_t for NCCL). */
+#define DEVMESH_BACKEND_CAP_STREAMS (1ull << 1)
+/* Has isend, irecv, test and wait (the core checks the table agrees). */
+#define DEVMESH_BACKEND_CAP_NONBLOCKING (1ull << 2)
+/* revoke(): the members' pending and later operations on the communicator
+ * fail too, not only the caller's (ULFM's MPIX_Comm_revoke does; NCCL's
+ * ncclCommRevoke is local). */
+#define DEVMESH_BACKEND_CAP_REVOKE_SPREADS (1ull << 3)
+/* revoke() may be called from another thread while a call on the same
+ * communicator is blocked (where the MPI thread level allows threads). */
+#define DEVMESH_BACKEND_CAP_REVOKE_ANY_THREAD (1ull << 4)
+/* Honours group->deadline: a wait longer than it fails with
+ * DEVMESH_ERR_TIMEOUT. */
+#define DEVMESH_BACKEND_CAP_DEADLINE (1ull << 5)
+/* comm_prepare and comm_connect never communicate (the communicator is a
+ * wrapper of the group's MPI communicator): the core needs no agreement
+ * around them. */
+#define DEVMESH_BACKEND_CAP_LOCAL_CREATE (1ull << 6)
+
+/* The MPI whose mpi.h this file was compiled with, for
+ * devmesh_backend_v3_t.mpi_family: MPI handles (MPI_Comm) differ between
+ * MPICH, Open MPI and the MPI 5 standard ABI, so a plugin compiled against
+ * one cannot use the group communicators of a core built with another. */
+#if defined(MPI_ABI_VERSION)
+#define DEVMESH_BACKEND_MPI "MPI ABI"
+#elif defined(OMPI_MAJOR_VERSION)
+#define DEVMESH_BACKEND_MPI "Open MPI"
+#elif defined(MPICH_VERSION)
+#define DEVMESH_BACKEND_MPI "MPICH"
+#else
+#define DEVMESH_BACKEND_MPI "unknown MPI"
+#endif
+
+/* One backend, version 3: version 2 first (v2.v1.abi_version =
+ * DEVMESH_BACKEND_ABI_VERSION_3), then the members below.
+ *
+ * Mandatory in version 3, beyond version 1's: mpi_family, comm_prepare,
+ * comm_connect, comm_abandon. v1's init and comm_create are not called
+ * (leave them NULL); init_host replaces init.
+ *
+ * Making a communicator (replaces comm_create):
+ *   comm_prepare  local, no communication, may fail (no device, no memory,
+ *                 an option that does not fit this group). The core then
+ *                 agrees on the members' results over group->group:
+ *   comm_abandon  frees a prepared communicator when another member's
+ *                 comm_prepare failed (nothing was communicated);
+ *   comm_connect  collective over the group: consumes the prepared
+ *                 communicator (also when it fails) and writes *comm. The
+ *                 core agrees on the members' results again: a member whose
+ *                 comm_connect succeeded while another's failed destroys its
+ *                 communicator. Every member gets the same status, with a
+ *                 message naming the failing rank, and later calls for the
+ *                 same communicator report that failure again (no retry).
+ *   A comm_connect that fails on one member must not leave the others
+ *   waiting forever: bound its waits (group->deadline, or the backend's own
+ *   timeout).
+ *
+ * Failure of an operation: when a collective or point-to-point call fails
+ * on one member, the core calls revoke() on that communicator (once) and
+ * answers every later call on it with DEVMESH_ERR_REVOKED without calling
+ * the plugin. revoke() must make the plugin's pending and later operations
+ * on the communicator fail promptly on this rank (DEVMESH_ERR_REVOKED), and
+ * on the other members too where the library can spread it
+ * (DEVMESH_BACKEND_CAP_REVOKE_SPREADS): their operations then fail with
+ * DEVMESH_ERR_REVOKED instead of waiting forever. It is local, idempotent,
+ * returns promptly, and may be called while another thread is blocked in a
+ * call on the same communicator if DEVMESH_BACKEND_CAP_REVOKE_ANY_THREAD is
+ * set (the one exception to the serialisation rule above). A failure the
+ * plugin sees from a dead member is DEVMESH_ERR_PROC_FAILED, a wait past
+ * the deadline DEVMESH_ERR_TIMEOUT.
+ *
+ * Statuses and messages: a status outside the enum becomes
+ * DEVMESH_ERR_BACKEND ("plugin 'x' returned invalid status 42 from
+ * allreduce"); success with a NULL communicator is refused; messages are cut
+ * at 4 KiB; a last_mpi_error() code that MPI does not know is dropped.
+ *
+ * Arguments: the core checks every argument before a call reaches the
+ * plugin (data types and reductions of the enums, buffers not NULL when
+ * count > 0, byte sizes that fit in size_t, roots and peers inside the
+ * group, reductions that reduce_supported accepts), for C, C++ and Fortran
+ * callers alike: a plugin need not check them again. */
+typedef struct devmesh_backend_v3_s {
+  devmesh_backend_v2_t v2;
+  /* DEVMESH_BACKEND_MPI as the plugin was compiled; NULL when the plugin
+   * uses no MPI at all (not even group->group). A plugin compiled against
+   * another MPI than the core's is refused at load (UNSUPPORTED, naming
+   * both). Mandatory. */
+  const char *mpi_family;
+  /* DEVMESH_BACKEND_CAP_* bits. */
+  unsigned long long capabilities;
+  /* Once per process before any other call but last_error; host stays
+   * valid until the process ends. May be NULL. */
+  int (*init_host)(const devmesh_backend_host_t *host);
+  /* 1 when allreduce and reduce_scatter can reduce datatype with op on the
+   * instance's communicators, else 0. NULL: every reduction. The core asks
+   * it for every pair when a communicator is made, agrees on the answers
+   * over the group, and fails a reduction outside them with UNSUPPORTED
+   * before calling the plugin. */
+  int (*reduce_supported)(void *instance, int datatype, int op);
+  int (*comm_prepare)(void *instance, const devmesh_backend_group_t *group, void **prepared);
+  int (*comm_connect)(void *prepared, void **comm);
+  void (*comm_abandon)(void *prepared);
+  /* May be NULL (then a failed call cannot wake the other members: they
+   * wait for the backend's own timeout, if any). */
+  int (*revoke)(void *comm);
+} devmesh_backend_v3_t;
+
 #if defined(__GNUC__) || defined(__clang__)
 #define DEVMESH_BACKEND_VISIBLE __attribute__((visibility("default")))
 #else
@@ -250,6 +428,14 @@ typedef struct devmesh_backend_v2_s {
 #define DEVMESH_BACKEND_EXPORT_V2 extern "C" DEVMESH_BACKEND_VISIBLE const devmesh_backend_v2_t devmesh_backend_v2
 #else
 #define DEVMESH_BACKEND_EXPORT_V2 DEVMESH_BACKEND_VISIBLE const devmesh_backend_v2_t devmesh_backend_v2
+#endif
+
+/*   DEVMESH_BACKEND_EXPORT_V3 = { { { DEVMESH_BACKEND_ABI_VERSION_3, "mine", ... }, isend, ... },
+ *                                 DEVMESH_BACKEND_MPI, caps, ... }; */
+#ifdef __cplusplus
+#define DEVMESH_BACKEND_EXPORT_V3 extern "C" DEVMESH_BACKEND_VISIBLE const devmesh_backend_v3_t devmesh_backend_v3
+#else
+#define DEVMESH_BACKEND_EXPORT_V3 DEVMESH_BACKEND_VISIBLE const devmesh_backend_v3_t devmesh_backend_v3
 #endif
 
 /* Registers a backend linked into the application, found by backend->name

@@ -95,7 +95,10 @@ enum devmesh_status {
   DEVMESH_ERR_NOT_MEMBER = 7,       /* the caller is not a member of the mesh */
   DEVMESH_ERR_BACKEND = 8,          /* the communication backend (MPI) failed */
   DEVMESH_ERR_UNSUPPORTED = 9,      /* the backend or build cannot do what was asked */
-  DEVMESH_ERR_INTERNAL = 10         /* a bug in devmesh, or out of memory */
+  DEVMESH_ERR_INTERNAL = 10,        /* a bug in devmesh, or out of memory */
+  DEVMESH_ERR_PROC_FAILED = 11,     /* a member of the operation's group died */
+  DEVMESH_ERR_REVOKED = 12,         /* the communicator was revoked (by a peer's failure or a deadline) */
+  DEVMESH_ERR_TIMEOUT = 13          /* a deadline passed */
 };
 
 /* How devmesh_create_comms creates communicators (devmesh::CommPath). */

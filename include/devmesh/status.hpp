@@ -26,6 +26,9 @@ enum class Status : int {
   backend = 8,           // the communication backend (MPI, NCCL) failed
   unsupported = 9,       // the backend or build cannot do what was asked
   internal = 10,         // a bug in devmesh, or out of memory
+  proc_failed = 11,      // a member of the operation's group died
+  revoked = 12,          // the communicator was revoked (by a peer's failure or a deadline)
+  timeout = 13,          // a deadline passed
 };
 
 // Short lower-case name of a status, e.g. "unknown_dim" (the planner's JSON

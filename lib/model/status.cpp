@@ -23,6 +23,9 @@ constexpr StatusEntry statuses[] = {
     {Status::backend, "backend", "backend failure"},
     {Status::unsupported, "unsupported", "unsupported"},
     {Status::internal, "internal", "internal error"},
+    {Status::proc_failed, "proc_failed", "a process of the group failed"},
+    {Status::revoked, "revoked", "revoked"},
+    {Status::timeout, "timeout", "timed out"},
 };
 constexpr bool in_order() {
   for (std::size_t i = 0; i < std::size(statuses); ++i)

@@ -42,6 +42,11 @@ int lowest(MPI_Comm comm, bool mine, int me) {
 
 }  // namespace
 
+std::string cut_message(std::string_view message) {
+  if (message.size() <= max_message) return std::string(message);
+  return std::string(message.substr(0, max_message)) + " [cut at 4 KiB]";
+}
+
 std::uint64_t agree(MPI_Comm comm, std::string_view call, const std::vector<Field>& fields, Status local,
                     const std::string& message, std::uint64_t counter) {
   int me = 0;
@@ -73,7 +78,7 @@ std::uint64_t agree(MPI_Comm comm, std::string_view call, const std::vector<Fiel
     // A rank that failed that way keeps its own message; the others get
     // that of the lowest rank that did.
     const int from = lowest(comm, local == worst, me);
-    std::string text = local == worst ? message : std::string();
+    std::string text = local == worst ? cut_message(message) : std::string();
     int len = static_cast<int>(text.size());
     DEVMESH_MPI(MPI_Bcast(&len, 1, MPI_INT, from, comm));
     text.resize(static_cast<std::size_t>(len));

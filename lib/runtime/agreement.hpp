@@ -36,6 +36,12 @@ struct Field {
   std::uint64_t digest;
 };
 
+// The longest message a rank's failure may carry to the other ranks (and
+// the longest a plugin's last_error() may give): longer ones are cut, with
+// cut_message's mark.
+constexpr std::size_t max_message = 4096;
+std::string cut_message(std::string_view message);
+
 // Collective over comm; every rank passes the same number of fields.
 // `local` is this rank's validation result (success or the status of the
 // error `message`), `counter` a number to agree on (the result is its

@@ -229,11 +229,13 @@ void adopt_layout(Creation& c) {
 // where MPI cannot make communicators from groups, the root communicator.
 Mesh build(Creation& c) {
   const CreationRequest& r = c.request;
-  // Plugin backends pick a device by the rank's position on its host
-  // (DEVMESH_HOST_ID honoured, see hosts.hpp).
-  const bool plugins =
-      std::any_of(c.backends.begin(), c.backends.end(), [](const auto& b) { return b.first.name != "mpi"; });
-  const int host_rank = !plugins ? 0 : c.hosts ? c.hosts->local_rank : discover_hosts(c.parent).local_rank;
+  // Backends that pick a device by the rank's position on its host say so
+  // (DEVMESH_BACKEND_CAP_HOST_LOCAL_RANK); only then are hosts discovered
+  // (DEVMESH_HOST_ID honoured, see hosts.hpp). Others are given -1.
+  const bool by_host = std::any_of(c.backends.begin(), c.backends.end(), [](const auto& b) {
+    return (capabilities(b.second->table()) & DEVMESH_BACKEND_CAP_HOST_LOCAL_RANK) != 0;
+  });
+  const int host_rank = !by_host ? -1 : c.hosts ? c.hosts->local_rank : discover_hosts(c.parent).local_rank;
   // The members in root-index order, as a group (no communicator yet).
   MPI_Group parent_group = MPI_GROUP_NULL, group = MPI_GROUP_NULL;
   DEVMESH_MPI(MPI_Comm_group(c.parent, &parent_group));

@@ -293,6 +293,7 @@ Communicator& MeshState::communicator(const Lock& lock, const Layout& layout, st
   Handout& h = entry(lock, layout, dim);
   const std::string key = spec.key();
   if (auto it = h.upgraded.find(key); it != h.upgraded.end()) return *it->second;
+  if (auto it = h.failed.find(key); it != h.failed.end()) throw it->second;
   auto b = backends_.find(key);
   if (b == backends_.end()) b = backends_.emplace(key, std::make_unique<BackendInstance>(spec)).first;
   devmesh_backend_group_t group{};
@@ -303,7 +304,14 @@ Communicator& MeshState::communicator(const Lock& lock, const Layout& layout, st
   group.color = static_cast<int>(group_base(layout, index_));
   group.key = static_cast<int>(local_index(layout, index_));
   group.host_local_rank = host_local_rank_;
-  auto comm = b->second->create(group);
+  group.deadline = 0;
+  std::unique_ptr<Communicator> comm;
+  try {
+    comm = b->second->create(group);
+  } catch (const Error& e) {
+    h.failed.emplace(key, e);
+    throw;
+  }
   return *h.upgraded.emplace(key, std::move(comm)).first->second;
 }
 

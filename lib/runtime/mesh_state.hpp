@@ -105,6 +105,9 @@ class MeshState {
     std::unique_ptr<Watch> watch;
     bool owned = true;  // false: the program's own (insert_program_comm)
     std::map<std::string, std::unique_ptr<Communicator>, std::less<>> upgraded;  // by BackendSpec::key
+    // Backend communicators whose creation failed, by BackendSpec::key: the
+    // failure is reported again, never retried behind the caller's back.
+    std::map<std::string, Error, std::less<>> failed;
   };
 
   // Throws Error(invalid_argument) once MPI_Finalize released the mesh: the

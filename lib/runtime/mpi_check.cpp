@@ -2,6 +2,7 @@
 
 #include "mpi_features.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
@@ -20,6 +21,8 @@ namespace {
 // MPI_MAX_ERROR_STRING, whatever length MPI reports.
 constexpr std::size_t error_text_slack = 8;
 
+}  // namespace
+
 std::string mpi_error_text(int code) {
   const std::size_t size = static_cast<std::size_t>(MPI_MAX_ERROR_STRING) * error_text_slack;
   const std::unique_ptr<char[]> text(new (std::nothrow) char[size]());
@@ -29,7 +32,23 @@ std::string mpi_error_text(int code) {
   return std::string(text.get(), strnlen(text.get(), MPI_MAX_ERROR_STRING - 1));
 }
 
-}  // namespace
+bool mpi_error_known(int code, int* cls) {
+  *cls = 0;
+  int c = 0;
+  if (code <= 0 || MPI_Error_class(code, &c) != MPI_SUCCESS || c <= 0) return false;
+  // The largest class MPI knows: MPI_LASTUSEDCODE (classes and codes added
+  // at run time included), never below MPI_ERR_LASTCODE.
+  int last = MPI_ERR_LASTCODE, initialized = 0, finalized = 0, flag = 0;
+  void* value = nullptr;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized && MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &value, &flag) == MPI_SUCCESS &&
+      flag && value)
+    last = std::max(last, *static_cast<int*>(value));
+  if (c > last) return false;
+  *cls = c;
+  return true;
+}
 
 void throw_mpi_error(int code, const char* call) {
   int cls = code;

@@ -17,6 +17,14 @@ inline void check_mpi(int code, const char* call) {
   if (code != MPI_SUCCESS) throw_mpi_error(code, call);
 }
 
+// MPI's text for an error code, read safely (MPICH 4.0.2 can write past
+// MPI_MAX_ERROR_STRING); "" when MPI gives none.
+std::string mpi_error_text(int code);
+
+// Whether MPI knows code as an error (MPI_Error_class succeeds with a class
+// in [1, MPI_LASTUSEDCODE]); *cls gets the class, or 0 when not.
+bool mpi_error_known(int code, int* cls);
+
 // Makes a communicator devmesh just created report errors as return codes
 // (MPI_ERRORS_RETURN). If that fails, frees it and throws Error(backend).
 // MPI_COMM_NULL is left alone.

@@ -1,17 +1,22 @@
 #include "plugins.hpp"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <mpi.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <initializer_list>
-#include <utility>
-#include <cstdlib>
 #include <map>
 #include <mutex>
+#include <set>
+#include <utility>
 
+#include "agreement.hpp"
 #include "mpi_check.hpp"
 
 namespace devmesh::detail {
@@ -31,8 +36,11 @@ static_assert(DEVMESH_SUM == static_cast<int>(ReduceOp::sum));
 static_assert(DEVMESH_PROD == static_cast<int>(ReduceOp::prod));
 static_assert(DEVMESH_MIN == static_cast<int>(ReduceOp::min));
 static_assert(DEVMESH_MAX == static_cast<int>(ReduceOp::max));
+static_assert(DEVMESH_ERR_TIMEOUT == static_cast<int>(Status::timeout));
 
 constexpr std::size_t max_name = 64;
+constexpr int datatypes = DEVMESH_FLOAT64 + 1, reductions = DEVMESH_MAX + 1;
+static_assert(datatypes * reductions <= 64, "one bit per (data type, reduction) pair");
 
 void check_name(std::string_view name) {
   const bool ok = !name.empty() && name.size() <= max_name &&
@@ -46,6 +54,19 @@ void check_name(std::string_view name) {
                     "the plugin libdevmesh-backend-X.so)");
 }
 
+// ---- the versions of a table ---------------------------------------------
+
+// The version 2 (3) table t is the first member of, or nullptr for an older
+// table (its version checked at loading or registration).
+const devmesh_backend_v2_t* v2_of(const devmesh_backend_v1_t& t) {
+  return t.abi_version >= DEVMESH_BACKEND_ABI_VERSION_2 ? reinterpret_cast<const devmesh_backend_v2_t*>(&t)
+                                                        : nullptr;
+}
+const devmesh_backend_v3_t* v3_of(const devmesh_backend_v1_t& t) {
+  return t.abi_version >= DEVMESH_BACKEND_ABI_VERSION_3 ? reinterpret_cast<const devmesh_backend_v3_t*>(&t)
+                                                        : nullptr;
+}
+
 // Why a table cannot be used, or "" when it can. `versions` are the ABI
 // versions accepted where it was found (its symbol's, or any this core
 // knows for a registered table).
@@ -56,6 +77,8 @@ std::string table_problem(const devmesh_backend_v1_t& t, std::initializer_list<u
     return "its ABI version is " + std::to_string(t.abi_version) + " but this devmesh accepts " + known;
   }
   if (!t.name) return "its table has no name";
+  const devmesh_backend_v2_t* v2 = v2_of(t);
+  const devmesh_backend_v3_t* v3 = v3_of(t);
   std::string missing;
   auto need = [&](bool present, const char* what) {
     if (!present) missing += std::string(missing.empty() ? "" : ", ") + what;
@@ -63,9 +86,31 @@ std::string table_problem(const devmesh_backend_v1_t& t, std::initializer_list<u
   need(t.last_error != nullptr, "last_error");
   need(t.open != nullptr, "open");
   need(t.close != nullptr, "close");
-  need(t.comm_create != nullptr, "comm_create");
+  need(v3 || t.comm_create != nullptr, "comm_create");
   need(t.comm_destroy != nullptr, "comm_destroy");
+  if (v3) {
+    need(v3->comm_prepare != nullptr, "comm_prepare");
+    need(v3->comm_connect != nullptr, "comm_connect");
+    need(v3->comm_abandon != nullptr, "comm_abandon");
+  }
   if (!missing.empty()) return "its table lacks the mandatory " + missing;
+  // Non-blocking point to point comes whole: a request that nothing can end
+  // would otherwise reach the caller.
+  if (v2) {
+    const bool has[] = {v2->isend != nullptr, v2->irecv != nullptr, v2->test != nullptr, v2->wait != nullptr};
+    const char* names[] = {"isend", "irecv", "test", "wait"};
+    const bool any = std::count(std::begin(has), std::end(has), true) > 0;
+    for (std::size_t i = 0; any && i < std::size(has); ++i) need(has[i], names[i]);
+    if (!missing.empty())
+      return "its table has non-blocking point to point without " + missing +
+             " (isend, irecv, test and wait come all together or not at all)";
+    if (v3 && any != ((v3->capabilities & DEVMESH_BACKEND_CAP_NONBLOCKING) != 0))
+      return any ? "its table has isend, irecv, test and wait but not the capability DEVMESH_BACKEND_CAP_NONBLOCKING"
+                 : "it states DEVMESH_BACKEND_CAP_NONBLOCKING but has no isend, irecv, test and wait";
+  }
+  if (v3 && v3->mpi_family && std::strcmp(v3->mpi_family, DEVMESH_BACKEND_MPI) != 0)
+    return std::string("it was compiled against ") + v3->mpi_family + "'s mpi.h, but this devmesh was built with " +
+           DEVMESH_BACKEND_MPI + " (" + mpi_library() + ")";
   return {};
 }
 
@@ -96,6 +141,44 @@ std::string install_plugin_dir() {
   throw Error(Status::unsupported, "backend '" + std::string(name) + "' (" + where + ") cannot be used: " + why);
 }
 
+// The MPI libraries loaded in the process (libmpi.so*, libmpich.so*,
+// libmpi_abi.so*), by path.
+std::set<std::string> loaded_mpi_libraries() {
+  std::set<std::string> out;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* data) {
+        const std::string_view path = info->dlpi_name ? info->dlpi_name : "";
+        const std::string_view base = path.substr(path.rfind('/') + 1);
+        for (const std::string_view stem : {"libmpi.so", "libmpich.so", "libmpi_abi.so"})
+          if (base.substr(0, stem.size()) == stem) static_cast<std::set<std::string>*>(data)->emplace(path);
+        return 0;
+      },
+      &out);
+  return out;
+}
+
+// dlopen, refusing a plugin that brings a second MPI library into the
+// process (a plugin linked against another MPI than the core's: its MPI
+// calls would reach the core's MPI with foreign handles). Whatever a plugin
+// states, this is the loader's own view.
+void* open_library(std::string_view name, const std::string& path, const std::string& where) {
+  const std::set<std::string> before = loaded_mpi_libraries();
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) return nullptr;
+  std::string added;
+  for (const std::string& lib : loaded_mpi_libraries())
+    if (!before.count(lib)) added += (added.empty() ? "" : ", ") + lib;
+  if (!added.empty() && !before.empty()) {
+    std::string core;
+    for (const std::string& lib : before) core += (core.empty() ? "" : ", ") + lib;
+    dlclose(handle);
+    unusable(name, where,
+             "it loads the MPI library " + added + ", but this devmesh runs on " + core + " (" + mpi_library() +
+                 "): build the plugin with the MPI devmesh was built with");
+  }
+  return handle;
+}
+
 // Loads and checks one plugin; returns its table (not yet initialised).
 const devmesh_backend_v1_t* open_plugin(std::string_view name, std::string* where) {
   const std::string file = "libdevmesh-backend-" + std::string(name) + ".so";
@@ -115,7 +198,7 @@ const devmesh_backend_v1_t* open_plugin(std::string_view name, std::string* wher
     const std::string path = d + "/" + file;
     if (access(path.c_str(), F_OK) != 0) continue;
     *where = path;
-    handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    handle = open_library(name, path, *where);
     if (!handle) {
       const char* e = dlerror();
       unusable(name, path, std::string("the loader says: ") + (e ? e : "unknown error"));
@@ -124,7 +207,7 @@ const devmesh_backend_v1_t* open_plugin(std::string_view name, std::string* wher
   }
   if (!handle) {
     *where = file + " through the dynamic loader";
-    handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+    handle = open_library(name, file, *where);
     if (!handle) {
       const char* said = dlerror();
       const std::string e = said ? said : "";
@@ -144,9 +227,13 @@ const devmesh_backend_v1_t* open_plugin(std::string_view name, std::string* wher
   }
   // The newest interface first (backend_plugin.h: how the ABI grows).
   const devmesh_backend_v1_t* table = nullptr;
-  unsigned version = DEVMESH_BACKEND_ABI_VERSION_2;
-  if (const auto* v2 = static_cast<const devmesh_backend_v2_t*>(dlsym(handle, DEVMESH_BACKEND_SYMBOL_V2))) {
+  unsigned version = 0;
+  if (const auto* v3 = static_cast<const devmesh_backend_v3_t*>(dlsym(handle, DEVMESH_BACKEND_SYMBOL_V3))) {
+    table = &v3->v2.v1;
+    version = DEVMESH_BACKEND_ABI_VERSION_3;
+  } else if (const auto* v2 = static_cast<const devmesh_backend_v2_t*>(dlsym(handle, DEVMESH_BACKEND_SYMBOL_V2))) {
     table = &v2->v1;
+    version = DEVMESH_BACKEND_ABI_VERSION_2;
   } else {
     table = static_cast<const devmesh_backend_v1_t*>(dlsym(handle, DEVMESH_BACKEND_SYMBOL_V1));
     version = DEVMESH_BACKEND_ABI_VERSION;
@@ -154,12 +241,11 @@ const devmesh_backend_v1_t* open_plugin(std::string_view name, std::string* wher
   if (!table) {
     dlclose(handle);
     unusable(name, *where,
-             "it exports neither " DEVMESH_BACKEND_SYMBOL_V2 " nor " DEVMESH_BACKEND_SYMBOL_V1
+             "it exports none of " DEVMESH_BACKEND_SYMBOL_V3 ", " DEVMESH_BACKEND_SYMBOL_V2 ", " DEVMESH_BACKEND_SYMBOL_V1
              " (not a devmesh backend plugin)");
   }
   std::string problem = table_problem(*table, {version});
-  if (problem.empty() && name != table->name)
-    problem = "it calls itself '" + std::string(table->name) + "'";
+  if (problem.empty() && name != table->name) problem = "it calls itself '" + std::string(table->name) + "'";
   if (!problem.empty()) {
     dlclose(handle);
     unusable(name, *where, problem);
@@ -167,35 +253,43 @@ const devmesh_backend_v1_t* open_plugin(std::string_view name, std::string* wher
   return table;
 }
 
+// init_host (v3) or init (v1, v2); "" or why it failed.
+std::string initialise(const devmesh_backend_v1_t& t);
+
+// ---- statuses and messages from a plugin -----------------------------------
+
+// The plugin's last_error(), cut at 4 KiB, without a leading "backend '<name>'"
+// (the core puts that in front, once).
 std::string plugin_message(const devmesh_backend_v1_t& t) {
   const char* m = t.last_error ? t.last_error() : nullptr;
-  return m && *m ? m : "no detail given";
+  if (!m || !*m) return "no detail given";
+  std::string_view text(m, strnlen(m, max_message + 1));
+  const std::string own = "backend '" + std::string(t.name) + "'";
+  if (text.substr(0, own.size()) == own) {
+    text.remove_prefix(own.size());
+    while (!text.empty() && (text.front() == ':' || text.front() == ',' || text.front() == ' ')) text.remove_prefix(1);
+  }
+  return cut_message(text.empty() ? std::string_view("no detail given") : text);
 }
 
-// A plugin status as an exception, with the MPI error behind it if any.
-[[noreturn]] void fail(const devmesh_backend_v1_t& t, int rc, std::string_view what) {
-  const Status s = rc > 0 && rc <= static_cast<int>(Status::internal) ? static_cast<Status>(rc) : Status::internal;
-  std::string text = "backend '" + std::string(t.name) + "', " + std::string(what) + ": " + plugin_message(t);
-  const int code = t.last_mpi_error ? t.last_mpi_error() : 0;
-  int cls = 0;
-  if (code != 0 && MPI_Error_class(code, &cls) != MPI_SUCCESS) cls = code;
-  throw Error(s, text, code, cls);
+// A plugin's status as an Error: the plugin's message, the MPI error behind
+// it when MPI knows the code, a status outside the enum as BACKEND.
+Error plugin_error(const devmesh_backend_v1_t& t, int rc, std::string_view what) {
+  const std::string prefix = "backend '" + std::string(t.name) + "', " + std::string(what) + ": ";
+  if (rc <= 0 || rc > static_cast<int>(Status::timeout))
+    return Error(Status::backend, "plugin '" + std::string(t.name) + "' returned invalid status " + std::to_string(rc) +
+                                      " from " + std::string(what) + " (its message: " + plugin_message(t) + ")");
+  int code = t.last_mpi_error ? t.last_mpi_error() : 0, cls = 0;
+  if (!mpi_error_known(code, &cls)) code = 0;
+  return Error(static_cast<Status>(rc), prefix + plugin_message(t), code, cls);
 }
 
 void check(const devmesh_backend_v1_t& t, int rc, std::string_view what) {
-  if (rc != DEVMESH_SUCCESS) fail(t, rc, what);
+  if (rc != DEVMESH_SUCCESS) throw plugin_error(t, rc, what);
 }
 
 [[noreturn]] void lacks(const devmesh_backend_v1_t& t, std::string_view what) {
-  throw Error(Status::unsupported,
-              std::string(what) + " is not supported by backend '" + std::string(t.name) + "'");
-}
-
-// The version 2 table t is the first member of, or nullptr for a version 1
-// table (checked at loading or registration).
-const devmesh_backend_v2_t* v2_of(const devmesh_backend_v1_t& t) {
-  return t.abi_version >= DEVMESH_BACKEND_ABI_VERSION_2 ? reinterpret_cast<const devmesh_backend_v2_t*>(&t)
-                                                        : nullptr;
+  throw Error(Status::unsupported, std::string(what) + " is not supported by backend '" + std::string(t.name) + "'");
 }
 
 // A v2 operation, or Error(unsupported) naming the backend and why.
@@ -210,10 +304,17 @@ Fn v2_op(const devmesh_backend_v1_t& t, Fn devmesh_backend_v2_t::*member, std::s
   return v2->*member;
 }
 
+// A refusal before any communication (the plugin lacks the operation or
+// the argument): the communicator stays usable. Anything else may have left
+// the members' traffic half done.
+bool refusal(int rc) { return rc == DEVMESH_ERR_UNSUPPORTED || rc == DEVMESH_ERR_INVALID_ARGUMENT; }
+
+// ---- the communicator: the one door of every collective ------------------
+
 class PluginCommunicator final : public Communicator {
  public:
-  PluginCommunicator(const devmesh_backend_v1_t& t, void* comm, int rank, int size)
-      : t_(t), comm_(comm), rank_(rank), size_(size) {}
+  PluginCommunicator(const devmesh_backend_v1_t& t, void* comm, int rank, int size, std::uint64_t reduce_mask)
+      : t_(t), comm_(comm), rank_(rank), size_(size), reduce_mask_(reduce_mask) {}
   ~PluginCommunicator() override { t_.comm_destroy(comm_); }
   std::string_view backend() const noexcept override { return t_.name; }
   int rank() const noexcept override { return rank_; }
@@ -222,66 +323,81 @@ class PluginCommunicator final : public Communicator {
     void* h = nullptr;
     return t_.comm_native && t_.comm_native(comm_, &h) == DEVMESH_SUCCESS ? h : nullptr;
   }
+
   void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
                  void* stream) override {
-    if (!t_.allreduce) lacks(t_, "allreduce");
-    check(t_, t_.allreduce(comm_, send, recv, count, static_cast<int>(type), static_cast<int>(op), stream),
-          "allreduce");
+    const auto fn = member(t_.allreduce, "allreduce");
+    reduction(type, op, "allreduce");
+    buffer(send, count, type, 1, "sendbuf");
+    buffer(recv, count, type, 1, "recvbuf");
+    call(fn(comm_, send, recv, count, static_cast<int>(type), static_cast<int>(op), stream), "allreduce");
   }
   void allgather(const void* send, void* recv, std::size_t count, DataType type, void* stream) override {
-    if (!t_.allgather) lacks(t_, "allgather");
-    check(t_, t_.allgather(comm_, send, recv, count, static_cast<int>(type), stream), "allgather");
+    const auto fn = member(t_.allgather, "allgather");
+    datatype(type);
+    buffer(send, count, type, 1, "sendbuf");
+    buffer(recv, count, type, group_blocks(), "recvbuf");
+    call(fn(comm_, send, recv, count, static_cast<int>(type), stream), "allgather");
   }
   void reduce_scatter(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
                       void* stream) override {
-    if (!t_.reduce_scatter) lacks(t_, "reduce_scatter");
-    check(t_, t_.reduce_scatter(comm_, send, recv, count, static_cast<int>(type), static_cast<int>(op), stream),
-          "reduce_scatter");
+    const auto fn = member(t_.reduce_scatter, "reduce_scatter");
+    reduction(type, op, "reduce_scatter");
+    buffer(send, count, type, group_blocks(), "sendbuf");
+    buffer(recv, count, type, 1, "recvbuf");
+    call(fn(comm_, send, recv, count, static_cast<int>(type), static_cast<int>(op), stream), "reduce_scatter");
   }
-  void broadcast(void* buffer, std::size_t count, DataType type, int root, void* stream) override {
-    if (!t_.broadcast) lacks(t_, "broadcast");
-    check(t_, t_.broadcast(comm_, buffer, count, static_cast<int>(type), root, stream), "broadcast");
+  void broadcast(void* buffer_, std::size_t count, DataType type, int root, void* stream) override {
+    const auto fn = member(t_.broadcast, "broadcast");
+    datatype(type);
+    group_rank(root, "root");
+    buffer(buffer_, count, type, 1, "buffer");
+    call(fn(comm_, buffer_, count, static_cast<int>(type), root, stream), "broadcast");
   }
   void alltoall(const void* send, void* recv, std::size_t count, DataType type, void* stream) override {
-    if (!t_.alltoall) lacks(t_, "alltoall");
-    check(t_, t_.alltoall(comm_, send, recv, count, static_cast<int>(type), stream), "alltoall");
+    const auto fn = member(t_.alltoall, "alltoall");
+    datatype(type);
+    buffer(send, count, type, group_blocks(), "sendbuf");
+    buffer(recv, count, type, group_blocks(), "recvbuf");
+    call(fn(comm_, send, recv, count, static_cast<int>(type), stream), "alltoall");
   }
   void barrier(void* stream) override {
-    if (!t_.barrier) lacks(t_, "barrier");
-    check(t_, t_.barrier(comm_, stream), "barrier");
+    const auto fn = member(t_.barrier, "barrier");
+    call(fn(comm_, stream), "barrier");
   }
-  void send(const void* buffer, std::size_t count, DataType type, int peer, void* stream) override {
-    if (!t_.send) lacks(t_, "send");
-    if (peer == MPI_PROC_NULL) return;  // as MPI_Send; other bad peers are the backend's to report
-    check(t_, t_.send(comm_, buffer, count, static_cast<int>(type), peer, stream), "send");
+  void send(const void* buf, std::size_t count, DataType type, int peer, void* stream) override {
+    const auto fn = member(t_.send, "send");
+    if (!point_to_point(buf, count, type, peer, "peer", "buffer")) return;
+    call(fn(comm_, buf, count, static_cast<int>(type), peer, stream), "send");
   }
-  void recv(void* buffer, std::size_t count, DataType type, int peer, void* stream) override {
-    if (!t_.recv) lacks(t_, "recv");
-    if (peer == MPI_PROC_NULL) return;
-    check(t_, t_.recv(comm_, buffer, count, static_cast<int>(type), peer, stream), "recv");
+  void recv(void* buf, std::size_t count, DataType type, int peer, void* stream) override {
+    const auto fn = member(t_.recv, "recv");
+    if (!point_to_point(buf, count, type, peer, "peer", "buffer")) return;
+    call(fn(comm_, buf, count, static_cast<int>(type), peer, stream), "recv");
   }
-  Request isend(const void* buffer, std::size_t count, DataType type, int peer, void* stream) override {
-    const auto op = v2_op(t_, &devmesh_backend_v2_t::isend, "isend");
-    if (!peer_arg(peer, "isend")) return {};
+  Request isend(const void* buf, std::size_t count, DataType type, int peer, void* stream) override {
+    const auto fn = member(v2_op(t_, &devmesh_backend_v2_t::isend, "isend"), "isend");
+    if (!point_to_point(buf, count, type, peer, "peer", "buffer")) return {};
     void* request = nullptr;
-    check(t_, op(comm_, buffer, count, static_cast<int>(type), peer, stream, &request), "isend");
+    call(fn(comm_, buf, count, static_cast<int>(type), peer, stream, &request), "isend");
     return transfer(request);
   }
-  Request irecv(void* buffer, std::size_t count, DataType type, int peer, void* stream) override {
-    const auto op = v2_op(t_, &devmesh_backend_v2_t::irecv, "irecv");
-    if (!peer_arg(peer, "irecv")) return {};
+  Request irecv(void* buf, std::size_t count, DataType type, int peer, void* stream) override {
+    const auto fn = member(v2_op(t_, &devmesh_backend_v2_t::irecv, "irecv"), "irecv");
+    if (!point_to_point(buf, count, type, peer, "peer", "buffer")) return {};
     void* request = nullptr;
-    check(t_, op(comm_, buffer, count, static_cast<int>(type), peer, stream, &request), "irecv");
+    call(fn(comm_, buf, count, static_cast<int>(type), peer, stream, &request), "irecv");
     return transfer(request);
   }
   void sendrecv(const void* sendbuf, std::size_t sendcount, DataType sendtype, int dest, void* recvbuf,
                 std::size_t recvcount, DataType recvtype, int source, void* stream) override {
-    const auto op = v2_op(t_, &devmesh_backend_v2_t::sendrecv, "sendrecv");
-    const bool to = peer_arg(dest, "sendrecv to"), from = peer_arg(source, "sendrecv from");
+    const auto fn = member(v2_op(t_, &devmesh_backend_v2_t::sendrecv, "sendrecv"), "sendrecv");
+    const bool to = point_to_point(sendbuf, sendcount, sendtype, dest, "dest", "sendbuf");
+    const bool from = point_to_point(recvbuf, recvcount, recvtype, source, "source", "recvbuf");
     if (to && from)
-      check(t_, op(comm_, sendbuf, sendcount, static_cast<int>(sendtype), dest, recvbuf, recvcount,
-                   static_cast<int>(recvtype), source, stream),
-            "sendrecv");
+      call(fn(comm_, sendbuf, sendcount, static_cast<int>(sendtype), dest, recvbuf, recvcount,
+              static_cast<int>(recvtype), source, stream),
+           "sendrecv");
     else if (to)
       send(sendbuf, sendcount, sendtype, dest, stream);
     else if (from)
@@ -289,14 +405,79 @@ class PluginCommunicator final : public Communicator {
   }
 
  private:
+  // The plugin's function for an operation: UNSUPPORTED when it has none,
+  // REVOKED when an earlier operation failed here.
+  template <class Fn>
+  Fn member(Fn fn, std::string_view what) const {
+    if (!fn) lacks(t_, what);
+    if (!broken_.empty())
+      throw Error(Status::revoked, "backend '" + std::string(t_.name) + "', " + std::string(what) +
+                                       ": the communicator was revoked after an earlier failure (" + broken_ + ")");
+    return fn;
+  }
+  // A failed operation of a backend that can revoke: the communicator is
+  // revoked (once), so that the other members fail promptly instead of
+  // waiting, and this rank's later operations fail with REVOKED without
+  // reaching the plugin. A backend without revoke decides itself whether
+  // its communicator survives a failure (MPI's does, for local errors).
+  void call(int rc, std::string_view what) {
+    if (rc == DEVMESH_SUCCESS) return;
+    Error e = plugin_error(t_, rc, what);
+    const devmesh_backend_v3_t* v3 = v3_of(t_);
+    if (refusal(rc)) throw e;
+    if (v3 && v3->revoke) {
+      broken_ = e.what();
+      if (v3->revoke(comm_) != DEVMESH_SUCCESS)
+        log_line(t_.name, DEVMESH_LOG_WARN, "revoking a communicator after a failure failed: " + plugin_message(t_));
+    } else {
+      log_line(t_.name, DEVMESH_LOG_INFO,
+               std::string(what) + " failed and the backend has no revoke: the other members learn of it only "
+                                   "through the backend's own errors or timeout");
+    }
+    throw e;
+  }
+  void datatype(DataType type) const {
+    const int t = static_cast<int>(type);
+    if (t < 0 || t >= datatypes) throw Error(Status::invalid_argument, "unknown datatype " + std::to_string(t));
+  }
+  void reduction(DataType type, ReduceOp op, std::string_view what) const {
+    datatype(type);
+    const int o = static_cast<int>(op);
+    if (o < 0 || o >= reductions) throw Error(Status::invalid_argument, "unknown reduction op " + std::to_string(o));
+    static constexpr const char* type_names[datatypes] = {"int8",    "uint8",    "int32",   "uint32",  "int64",
+                                                          "uint64",  "float16",  "bfloat16", "float32", "float64"};
+    static constexpr const char* op_names[reductions] = {"sum", "prod", "min", "max"};
+    if (!(reduce_mask_ >> (static_cast<int>(type) * reductions + o) & 1))
+      throw Error(Status::unsupported, "backend '" + std::string(t_.name) + "', " + std::string(what) +
+                                           ": cannot reduce " + type_names[static_cast<int>(type)] + " data with " +
+                                           op_names[o]);
+  }
+  // A buffer of count elements, times blocks: NULL only when empty, and a
+  // byte size that fits in size_t.
+  void buffer(const void* p, std::size_t count, DataType type, std::size_t blocks, const char* what) const {
+    const std::size_t es = size_of(type);
+    if (count > 0 && p == nullptr) throw Error(Status::invalid_argument, std::string(what) + " is NULL with count > 0");
+    if (blocks > 0 && count > SIZE_MAX / es / blocks)
+      throw Error(Status::invalid_argument, "count " + std::to_string(count) + " x " + std::to_string(blocks) +
+                                                " elements overflow the byte size of " + what);
+  }
+  std::size_t group_blocks() const { return static_cast<std::size_t>(size_); }
+  void group_rank(int r, const char* what) const {
+    if (r < 0 || r >= size_)
+      throw Error(Status::invalid_argument, std::string(what) + " " + std::to_string(r) +
+                                                " is outside the group of " + std::to_string(size_) + " ranks");
+  }
   // False for MPI_PROC_NULL (nothing to do, as in MPI); throws for a peer
-  // outside the group, which a plugin is never given.
-  bool peer_arg(int peer, const char* what) const {
+  // outside the group or a bad buffer, which a plugin is never given.
+  bool point_to_point(const void* p, std::size_t count, DataType type, int peer, const char* what,
+                      const char* buffer_name) const {
+    datatype(type);
     if (peer == MPI_PROC_NULL) return false;
     if (peer < 0 || peer >= size_)
-      throw Error(Status::invalid_argument, std::string(what) + " peer " + std::to_string(peer) +
+      throw Error(Status::invalid_argument, std::string(what) + " " + std::to_string(peer) +
                                                 " is outside the group of " + std::to_string(size_) +
                                                 " ranks (nor MPI_PROC_NULL)");
+    buffer(p, count, type, 1, buffer_name);
     return true;
   }
   Request transfer(void* request) const { return request ? Request(&t_, request) : Request(); }
@@ -305,9 +486,40 @@ class PluginCommunicator final : public Communicator {
   void* comm_;
   int rank_;
   int size_;
+  std::uint64_t reduce_mask_;  // bit t*4+op: the backend reduces data type t with op
+  std::string broken_;         // why the communicator is revoked, or ""
 };
 
+// The reductions a backend states it has on an instance, as a mask; every
+// pair for a table without reduce_supported (it then answers per call).
+std::uint64_t reduce_mask(const devmesh_backend_v1_t& t, void* instance) {
+  const devmesh_backend_v3_t* v3 = v3_of(t);
+  std::uint64_t mask = 0;
+  for (int type = 0; type < datatypes; ++type)
+    for (int op = 0; op < reductions; ++op)
+      if (!v3 || !v3->reduce_supported || v3->reduce_supported(instance, type, op) == 1)
+        mask |= std::uint64_t{1} << (type * reductions + op);
+  return mask;
+}
+
+std::string initialise(const devmesh_backend_v1_t& t) {
+  const devmesh_backend_v3_t* v3 = v3_of(t);
+  int rc = DEVMESH_SUCCESS;
+  if (v3)
+    rc = v3->init_host ? v3->init_host(&backend_host()) : DEVMESH_SUCCESS;
+  else if (t.init)
+    rc = t.init();
+  if (rc == DEVMESH_SUCCESS) return {};
+  return plugin_message(t);
+}
+
 }  // namespace
+
+unsigned long long capabilities(const devmesh_backend_v1_t& t) {
+  if (const devmesh_backend_v3_t* v3 = v3_of(t)) return v3->capabilities;
+  const devmesh_backend_v2_t* v2 = v2_of(t);
+  return DEVMESH_BACKEND_CAP_HOST_LOCAL_RANK | (v2 && v2->isend ? DEVMESH_BACKEND_CAP_NONBLOCKING : 0);
+}
 
 const devmesh_backend_v1_t& load_backend(std::string_view name) {
   if (name == "mpi") return mpi_backend();
@@ -320,10 +532,8 @@ const devmesh_backend_v1_t& load_backend(std::string_view name) {
   const devmesh_backend_v1_t* table = nullptr;
   try {
     table = open_plugin(name, &where);
-    if (table->init) {
-      if (const int rc = table->init(); rc != DEVMESH_SUCCESS)
-        unusable(name, where, "its initialisation failed: " + plugin_message(*table));
-    }
+    if (const std::string why = initialise(*table); !why.empty())
+      unusable(name, where, "its initialisation failed: " + why);
   } catch (const Error& e) {
     // Found but unusable stays so for the process (init is not retried);
     // not found may be fixed by a later DEVMESH_BACKEND_PATH.
@@ -331,6 +541,7 @@ const devmesh_backend_v1_t& load_backend(std::string_view name) {
     throw;
   }
   r.tables.emplace(std::string(name), table);
+  log_line(name, DEVMESH_LOG_INFO, "loaded " + where + " (ABI v" + std::to_string(table->abi_version) + ")");
   return *table;
 }
 
@@ -365,23 +576,67 @@ BackendInstance::BackendInstance(const BackendSpec& spec)
     values.push_back(v.c_str());
   }
   void* instance = nullptr;
-  check(*table_, table_->open(static_cast<int>(options_.size()), keys.data(), values.data(), &instance),
-        "options");
+  check(*table_, table_->open(static_cast<int>(options_.size()), keys.data(), values.data(), &instance), "options");
   instance_ = instance;
 }
 
 BackendInstance::~BackendInstance() { table_->close(instance_); }
 
 std::unique_ptr<Communicator> BackendInstance::create(const devmesh_backend_group_t& group) {
+  const devmesh_backend_v1_t& t = *table_;
+  const devmesh_backend_v3_t* v3 = v3_of(t);
   int rank = 0, size = 0;
   DEVMESH_MPI(MPI_Comm_rank(group.group, &rank));
   DEVMESH_MPI(MPI_Comm_size(group.group, &size));
+  // Without communication of its own, nothing to agree on: a failure is
+  // this rank's alone, as for any local call.
+  const bool agreed = !(capabilities(t) & DEVMESH_BACKEND_CAP_LOCAL_CREATE);
+  const std::string call = "creating a backend '" + std::string(t.name) + "' communicator";
+  // This rank's outcome of a step, agreed on over the group when needed;
+  // `undo` releases what this rank made when another rank failed.
+  auto settle = [&](const Error& mine, std::vector<Field> fields, auto&& undo) {
+    if (!agreed) {
+      if (mine.status() != Status::success) throw mine;
+      return;
+    }
+    try {
+      agree(group.group, call, fields, mine.status(), mine.what());
+    } catch (...) {
+      if (mine.status() == Status::success) undo();
+      if (mine.status() != Status::success) throw mine;  // its own message, its MPI code
+      throw;
+    }
+  };
+  auto outcome = [&](int rc, void* made, std::string_view step) {
+    if (rc != DEVMESH_SUCCESS) return plugin_error(t, rc, step);
+    if (!made)
+      return Error(Status::backend, "plugin '" + std::string(t.name) + "' returned success from " + std::string(step) +
+                                        " with a NULL communicator");
+    return Error(Status::success, "");
+  };
   void* comm = nullptr;
-  check(*table_, table_->comm_create(instance_, &group, &comm), "creating a communicator");
+  if (v3) {
+    void* prepared = nullptr;
+    const int rc = v3->comm_prepare(instance_, &group, &prepared);
+    settle(rc == DEVMESH_SUCCESS ? Error(Status::success, "") : plugin_error(t, rc, "comm_prepare"), {},
+           [&] { v3->comm_abandon(prepared); });
+    const int rc2 = v3->comm_connect(prepared, &comm);
+    const Error connected = outcome(rc2, comm, "comm_connect");
+    const std::uint64_t mask = connected.status() == Status::success ? reduce_mask(t, instance_) : 0;
+    settle(connected, {{"reductions the backend supports", mask}}, [&] { t.comm_destroy(comm); });
+    try {
+      return std::make_unique<PluginCommunicator>(t, comm, rank, size, mask);
+    } catch (...) {
+      t.comm_destroy(comm);
+      throw;
+    }
+  }
+  const int rc = t.comm_create(instance_, &group, &comm);
+  settle(outcome(rc, comm, "comm_create"), {}, [&] { t.comm_destroy(comm); });
   try {
-    return std::make_unique<PluginCommunicator>(*table_, comm, rank, size);
+    return std::make_unique<PluginCommunicator>(t, comm, rank, size, reduce_mask(t, instance_));
   } catch (...) {
-    table_->comm_destroy(comm);
+    t.comm_destroy(comm);
     throw;
   }
 }
@@ -407,8 +662,8 @@ namespace devmesh {
 
 void register_backend(const devmesh_backend_v1_t* table) {
   if (!table) throw Error(Status::invalid_argument, "the backend table is NULL");
-  if (const std::string problem =
-          detail::table_problem(*table, {DEVMESH_BACKEND_ABI_VERSION, DEVMESH_BACKEND_ABI_VERSION_2});
+  if (const std::string problem = detail::table_problem(
+          *table, {DEVMESH_BACKEND_ABI_VERSION, DEVMESH_BACKEND_ABI_VERSION_2, DEVMESH_BACKEND_ABI_VERSION_3});
       !problem.empty())
     throw Error(Status::invalid_argument, "the backend table cannot be used: " + problem);
   const std::string_view name = table->name;
@@ -418,18 +673,13 @@ void register_backend(const devmesh_backend_v1_t* table) {
   std::lock_guard lock(r.mutex);
   if (auto it = r.tables.find(name); it != r.tables.end()) {
     if (it->second == table) return;
-    throw Error(Status::duplicate_name, "another backend is already registered or loaded as '" +
-                                            std::string(name) + "'");
+    throw Error(Status::duplicate_name, "another backend is already registered or loaded as '" + std::string(name) + "'");
   }
-  if (table->init) {
-    if (const int rc = table->init(); rc != DEVMESH_SUCCESS)
-      throw Error(Status::unsupported, "backend '" + std::string(name) +
-                                           "' failed to initialise: " + detail::plugin_message(*table));
-  }
+  if (const std::string why = detail::initialise(*table); !why.empty())
+    throw Error(Status::unsupported, "backend '" + std::string(name) + "' failed to initialise: " + why);
   r.broken.erase(std::string(name));
   r.tables.emplace(std::string(name), table);
 }
-
 
 Request::~Request() {
   if (!request_) return;
@@ -449,8 +699,10 @@ Request& Request::operator=(Request&& other) noexcept {
   return *this;
 }
 
-// Each of the table's test and wait frees the request when it reports
-// completion or fails: the Request is empty after either.
+// A Request exists only for a table with isend, irecv, test and wait all
+// present (checked at loading and registration). Each of test and wait
+// frees the request when it reports completion or fails: the Request is
+// empty after either.
 void Request::wait() {
   if (!request_) return;
   void* r = std::exchange(request_, nullptr);

@@ -24,6 +24,19 @@ const devmesh_backend_v1_t& load_backend(std::string_view name);
 // The built-in MPI backend (backends/mpi).
 const devmesh_backend_v1_t& mpi_backend();
 
+// What a loaded table states it needs and can do (DEVMESH_BACKEND_CAP_*):
+// a version 3 table's own bits; a version 1 or 2 table, which states
+// nothing, is taken to read the host-local rank (as they always could).
+unsigned long long capabilities(const devmesh_backend_v1_t& table);
+
+// The host services given to version 3 plugins (backend_host.cpp).
+const devmesh_backend_host_t& backend_host();
+// The user's log level (DEVMESH_LOG), and one line of the log.
+int log_level();
+void log_line(std::string_view backend, int level, std::string_view message);
+// The first line of MPI_Get_library_version.
+const char* mpi_library();
+
 // A backend and its options, as one dim asks for it.
 struct BackendSpec {
   std::string name;
@@ -40,7 +53,9 @@ class BackendInstance {
   ~BackendInstance();
   BackendInstance(const BackendInstance&) = delete;
   BackendInstance& operator=(const BackendInstance&) = delete;
-  // Collective over group.group; see comm_create.
+  // Collective over group.group: comm_create (v1, v2) or comm_prepare and
+  // comm_connect (v3), with the members' results agreed on (unless the
+  // backend creates locally), so that every member gets the same status.
   std::unique_ptr<Communicator> create(const devmesh_backend_group_t& group);
   const devmesh_backend_v1_t& table() const noexcept { return *table_; }
 

@@ -568,27 +568,40 @@ BOOST_AUTO_TEST_CASE(code_and_class_are_kept) {
   o.comm_errors = CommErrors::return_codes;
   const Mesh m = Mesh::create(MPI_COMM_WORLD, {0}, {"a"}, o);
   Communicator& c = m.communicator("a");
-  // A send to a rank outside the group fails locally (MPI_ERR_RANK), on
-  // every rank, with no message in flight; this mesh's communicators return
-  // errors (MPI_ERRORS_RETURN), so the same call on a duplicate that
-  // returns errors too is MPI's own result.
-  const int bad_peer = c.size();
-  std::int32_t value = 7;
+  // A receive too small for the message this rank sent itself fails
+  // locally (MPI_ERR_TRUNCATE), on every rank; this mesh's communicators
+  // return errors (MPI_ERRORS_RETURN), so the same calls on a duplicate
+  // that returns errors too give MPI's own result. (Bad ranks, counts or
+  // buffers never reach MPI: the communicator's argument gate refuses them.)
+  const int me = c.rank();
+  std::int32_t two[2] = {7, 8}, one = 0;
   MPI_Comm reference = MPI_COMM_NULL;
   BOOST_REQUIRE(MPI_Comm_dup(m.comm("a"), &reference) == MPI_SUCCESS);
   MPI_Comm_set_errhandler(reference, MPI_ERRORS_RETURN);
-  const int want_code = MPI_Send(&value, 1, MPI_INT32_T, bad_peer, 0, reference);
+  MPI_Request sent = MPI_REQUEST_NULL;
+  BOOST_REQUIRE(MPI_Isend(two, 2, MPI_INT32_T, me, 0, reference, &sent) == MPI_SUCCESS);
+  const int want_code = MPI_Recv(&one, 1, MPI_INT32_T, me, 0, reference, MPI_STATUS_IGNORE);
+  MPI_Wait(&sent, MPI_STATUS_IGNORE);
   MPI_Comm_free(&reference);
   BOOST_REQUIRE(want_code != MPI_SUCCESS);
   int want_class = -1;
   MPI_Error_class(want_code, &want_class);
-  BOOST_TEST(want_class == MPI_ERR_RANK);
+  BOOST_TEST(want_class == MPI_ERR_TRUNCATE);
 
-  const Status s = expect_error([&] { c.send(&value, 1, DataType::int32, bad_peer); }, Status::backend,
-                                {"MPI_Send failed", "MPI error class " + std::to_string(want_class)});
+  auto truncated = [&] {
+    Request r = c.isend(two, 2, DataType::int32, me);
+    try {
+      c.recv(&one, 1, DataType::int32, me);
+    } catch (...) {
+      r.wait();
+      throw;
+    }
+  };
+  const Status s = expect_error(truncated, Status::backend,
+                                {"MPI_Recv failed", "MPI error class " + std::to_string(want_class)});
   BOOST_TEST(same_everywhere(static_cast<int>(s)));
   try {
-    c.send(&value, 1, DataType::int32, bad_peer);
+    truncated();
   } catch (const Error& e) {
     BOOST_TEST(e.mpi_class() == want_class);
     BOOST_TEST(e.mpi_code() != MPI_SUCCESS);
