@@ -427,7 +427,8 @@ class PluginCommunicator final : public Communicator {
     if (refusal(rc)) throw e;
     if (v3 && v3->revoke) {
       broken_ = e.what();
-      if (v3->revoke(comm_) != DEVMESH_SUCCESS)
+      // Revoked already (the plugin says so): another member spread it.
+      if (rc != DEVMESH_ERR_REVOKED && v3->revoke(comm_) != DEVMESH_SUCCESS)
         log_line(t_.name, DEVMESH_LOG_WARN, "revoking a communicator after a failure failed: " + plugin_message(t_));
     } else {
       log_line(t_.name, DEVMESH_LOG_INFO,

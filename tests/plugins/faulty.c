@@ -1,0 +1,180 @@
+/* Careless but legal plugins, and broken ones, built from the example
+ * plugin (examples/plugin) to check what the core makes of them
+ * (test_faulty.cpp). Each build is its own libdevmesh-backend-<name>.so:
+ *
+ *   FAULTY_NAME      its name
+ *   FAULTY_V3        exports a version 3 table (else version 2)
+ *   FAULTY_ABI=N     the abi_version its table claims (default: its symbol's)
+ *   FAULTY_FAMILY=S  the MPI its v3 table states (default: the real one)
+ *   FAULTY_NO_TEST, FAULTY_NO_WAIT: isend and irecv without test / wait
+ *
+ * Faults chosen at run time by options (the same on every rank):
+ *   fail=OP          comm_prepare, comm_connect, comm_create, comm_create_late
+ *                    (after the collective part) or allreduce fails...
+ *   rank=R           ...on world rank R only (default: every rank)
+ *   status=N         ...with status N (default DEVMESH_ERR_BACKEND; any int)
+ *   message=TEXT     ...with this message; "huge": 50 MB of text
+ *   mpi_code=N       ...and last_mpi_error() N
+ *   null_comm=1      comm_connect / comm_create succeed with a NULL comm
+ * faulty_calls("comm_prepare"|"comm_connect"|"comm_create") counts calls. */
+/* Each build uses part of what it includes. */
+#pragma GCC diagnostic ignored "-Wunused-function"
+#define EXAMPLE_NO_EXPORT
+#ifndef FAULTY_NAME
+#define FAULTY_NAME "faulty"
+#endif
+#define EXAMPLE_NAME FAULTY_NAME
+#include "../../examples/plugin/devmesh-backend-example.c"
+
+struct faults {
+  char op[32];
+  int rank, status, mpi_code, null_comm, huge;
+  char message[256];
+};
+static struct faults faults;
+static char *huge_message;
+static int prepare_calls, connect_calls, create_calls;
+static int faulty_active; /* the last failure was injected */
+
+__attribute__((visibility("default"))) int faulty_calls(const char *op) {
+  if (strcmp(op, "comm_prepare") == 0) return prepare_calls;
+  if (strcmp(op, "comm_connect") == 0) return connect_calls;
+  return create_calls;
+}
+
+static int world_rank(void) {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+static int injected(const char *op) {
+  return strcmp(faults.op, op) == 0 && (faults.rank < 0 || faults.rank == world_rank());
+}
+
+static int inject(void) {
+  faulty_active = 1;
+  snprintf(last, sizeof last, "%s", faults.message[0] ? faults.message : "injected failure");
+  return faults.status;
+}
+
+static const char *faulty_last_error(void) {
+  return faulty_active && faults.huge ? huge_message : last_error();
+}
+
+static int faulty_last_mpi_error(void) { return faulty_active ? faults.mpi_code : last_mpi_error(); }
+
+static int faulty_open(int n, const char *const keys[], const char *const values[], void **out) {
+  memset(&faults, 0, sizeof faults);
+  faults.rank = -1;
+  faults.status = DEVMESH_ERR_BACKEND;
+  const char *rest_keys[16], *rest_values[16];
+  int m = 0;
+  for (int i = 0; i < n; ++i) {
+    if (strcmp(keys[i], "fail") == 0) snprintf(faults.op, sizeof faults.op, "%s", values[i]);
+    else if (strcmp(keys[i], "rank") == 0) faults.rank = atoi(values[i]);
+    else if (strcmp(keys[i], "status") == 0) faults.status = atoi(values[i]);
+    else if (strcmp(keys[i], "mpi_code") == 0) faults.mpi_code = atoi(values[i]);
+    else if (strcmp(keys[i], "null_comm") == 0) faults.null_comm = atoi(values[i]);
+    else if (strcmp(keys[i], "message") == 0 && strcmp(values[i], "huge") == 0) faults.huge = 1;
+    else if (strcmp(keys[i], "message") == 0) snprintf(faults.message, sizeof faults.message, "%s", values[i]);
+    else if (m < 16) {
+      rest_keys[m] = keys[i];
+      rest_values[m++] = values[i];
+    }
+  }
+  if (faults.huge && !huge_message) {
+    const size_t size = 50u << 20;
+    huge_message = malloc(size + 1);
+    if (!huge_message) return fail(DEVMESH_ERR_INTERNAL, "out of memory");
+    memset(huge_message, 'x', size);
+    huge_message[size] = '\0';
+  }
+  faulty_active = 0;
+  return open_instance(m, rest_keys, rest_values, out);
+}
+
+static int faulty_prepare(void *inst, const devmesh_backend_group_t *group, void **prepared) {
+  ++prepare_calls;
+  if (injected("comm_prepare")) return inject();
+  return comm_prepare(inst, group, prepared);
+}
+
+static int faulty_connect(void *prepared, void **out) {
+  ++connect_calls;
+  if (injected("comm_connect")) {
+    comm_abandon(prepared);
+    return inject();
+  }
+  const int rc = comm_connect(prepared, out);
+  if (rc == DEVMESH_SUCCESS && faults.null_comm) {
+    comm_destroy(*out);
+    *out = NULL;
+  }
+  return rc;
+}
+
+static int faulty_create(void *inst, const devmesh_backend_group_t *group, void **out) {
+  ++create_calls;
+  if (injected("comm_create")) return inject();
+  const int rc = comm_create(inst, group, out);
+  if (rc == DEVMESH_SUCCESS && injected("comm_create_late")) {
+    comm_destroy(*out);
+    return inject();
+  }
+  if (rc == DEVMESH_SUCCESS && faults.null_comm) {
+    comm_destroy(*out);
+    *out = NULL;
+  }
+  return rc;
+}
+
+static int faulty_allreduce(void *comm, const void *send, void *recv, size_t count, int t, int op, void *stream) {
+  if (injected("allreduce")) return inject();
+  faulty_active = 0;
+  return allreduce(comm, send, recv, count, t, op, stream);
+}
+
+#ifndef FAULTY_NO_TEST
+#define FAULTY_TEST request_test
+#else
+#define FAULTY_TEST NULL
+#endif
+#ifndef FAULTY_NO_WAIT
+#define FAULTY_WAIT request_wait
+#else
+#define FAULTY_WAIT NULL
+#endif
+
+#define FAULTY_V2_MEMBERS(version, create)                                                                      \
+  {                                                                                                              \
+    {version, FAULTY_NAME, NULL, NULL, NULL, faulty_last_error, faulty_open, close_instance, create,            \
+     comm_destroy, comm_native, faulty_allreduce, allgather, reduce_scatter, broadcast, alltoall, barrier,      \
+     p2p_send, p2p_recv, faulty_last_mpi_error},                                                                 \
+        isend, irecv, FAULTY_TEST, FAULTY_WAIT, sendrecv,                                                        \
+  }
+
+#ifdef FAULTY_V3
+#ifndef FAULTY_ABI
+#define FAULTY_ABI DEVMESH_BACKEND_ABI_VERSION_3
+#endif
+#ifndef FAULTY_FAMILY
+#define FAULTY_FAMILY DEVMESH_BACKEND_MPI
+#endif
+DEVMESH_BACKEND_EXPORT_V3 = {
+    FAULTY_V2_MEMBERS(FAULTY_ABI, NULL),
+    FAULTY_FAMILY,
+    DEVMESH_BACKEND_CAP_NONBLOCKING | DEVMESH_BACKEND_CAP_REVOKE_SPREADS | DEVMESH_BACKEND_CAP_DEADLINE,
+    init_host,
+    reduce_supported,
+    faulty_prepare,
+    faulty_connect,
+    comm_abandon,
+    revoke,
+};
+#else
+#ifndef FAULTY_ABI
+#define FAULTY_ABI DEVMESH_BACKEND_ABI_VERSION_2
+#endif
+DEVMESH_BACKEND_EXPORT_V2 = FAULTY_V2_MEMBERS(FAULTY_ABI, faulty_create);
+#endif
