@@ -4,11 +4,12 @@
  *
  * A backend named X is the shared object libdevmesh-backend-X.so exporting
  *
- *     const devmesh_backend_v2_t devmesh_backend_v2 = { { ... v1 ... }, ... };
+ *     const devmesh_backend_v3_t devmesh_backend_v3 = { { { ... v1 ... }, ... v2 ... }, ... };
  *
- * (DEVMESH_BACKEND_EXPORT_V2 below declares it with the right visibility),
- * or, for a plugin written against version 1 of the interface, the
- * devmesh_backend_v1_t devmesh_backend_v1 (DEVMESH_BACKEND_EXPORT_V1).
+ * (DEVMESH_BACKEND_EXPORT_V3 below declares it with the right visibility),
+ * or, for a plugin written against an older version of the interface,
+ * devmesh_backend_v2 (DEVMESH_BACKEND_EXPORT_V2) or devmesh_backend_v1
+ * (DEVMESH_BACKEND_EXPORT_V1).
  * When a mesh names backend X (devmesh_config_t.backend, .dim_backends, or
  * MeshOptions in C++), the core looks for the file in
  *   1. every directory of the environment variable DEVMESH_BACKEND_PATH
@@ -24,10 +25,11 @@
  * them, see devmesh.h):
  *   no file found anywhere                 -> DEVMESH_ERR_INVALID_ARGUMENT
  *   found but unusable: the loader's error (a missing dependency such as
- *   libnccl.so.2), neither a devmesh_backend_v2 nor a devmesh_backend_v1
- *   symbol, an ABI version this core
- *   does not accept, a name that differs from the file's, a missing
- *   mandatory function, or init() failing    -> DEVMESH_ERR_UNSUPPORTED
+ *   libnccl.so.2), none of the devmesh_backend_v3/v2/v1 symbols, an ABI
+ *   version this core does not accept, a name that differs from the file's,
+ *   a missing mandatory function, isend/irecv/test/wait not all or none,
+ *   another MPI than the core's (stated, or a second MPI library the plugin
+ *   loads), or init() failing               -> DEVMESH_ERR_UNSUPPORTED
  * and devmesh_last_error() (or devmesh::Error::what) gives the reason.
  *
  * Life cycle, all calls from the core:
@@ -90,7 +92,8 @@
  *     only if size says they are there.
  *
  * docs/BACKENDS.md walks through writing, building, installing and
- * selecting a backend, with tests/install/backend/ as its example.
+ * selecting a backend, with examples/plugin/ (installed as
+ * <prefix>/share/doc/devmesh/examples/plugin/) as its example.
  */
 #ifndef DEVMESH_BACKEND_PLUGIN_H
 #define DEVMESH_BACKEND_PLUGIN_H
