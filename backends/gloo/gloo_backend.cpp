@@ -113,7 +113,7 @@ Comm& comm_arg(void* comm) {
 }
 
 std::size_t element_size(int datatype) {
-  switch (plugin::datatype_arg(datatype)) {
+  switch (datatype) {
     case DEVMESH_INT8:
     case DEVMESH_UINT8: return 1;
     case DEVMESH_FLOAT16:
@@ -132,35 +132,35 @@ std::size_t bytes_of(std::size_t count, std::size_t elsize, std::size_t times = 
   return count * elsize * times;
 }
 
-void check_buffers(const void* a, const void* b, std::size_t count) {
-  if (count > 0 && (a == nullptr || b == nullptr))
-    throw Error(Status::invalid_argument, "NULL buffer with count > 0");
-}
-
-void check_peer(const Comm& c, int peer, const char* what) {
-  if (peer < 0 || peer >= c.context->size)
-    throw Error(Status::invalid_argument, std::string(what) + " rank " +
-                                              std::to_string(peer) + " outside the group of " +
-                                              std::to_string(c.context->size));
-}
+// Data types, reductions, buffers, roots and peers arrive checked (the
+// core's argument gate, backend_plugin.h): they are not checked again here.
 
 // Runs one Gloo operation; Gloo's exceptions (IoException on a closed
 // connection or a timeout, EnforceNotMet) become DEVMESH_ERR_BACKEND.
+// A failure closes the context's connections, so that the peers waiting on
+// this rank fail at once too (what revoke() does on purpose); a wait past
+// the timeout option is DEVMESH_ERR_TIMEOUT.
+void close_connections(Comm& c, std::string why) {
+  if (!c.broken.empty()) return;
+  c.broken = std::move(why);
+  try {
+    c.context->closeConnections();
+  } catch (...) {
+  }
+}
+
 template <class F>
 void run(Comm& c, const char* op, F&& f) {
   if (!c.broken.empty())
-    backend_error("the communicator failed earlier (" + c.broken + ")");
+    throw Error(Status::revoked, std::string(op) + ": the communicator was revoked (" + c.broken + ")");
   try {
     f();
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {
-    c.broken = e.what();
-    try {
-      c.context->closeConnections();
-    } catch (...) {
-    }
-    backend_error(std::string("Gloo's ") + op + " failed: " + e.what());
+    close_connections(c, e.what());
+    const bool timed_out = std::string_view(e.what()).find("Timed out") != std::string_view::npos;
+    throw Error(timed_out ? Status::timeout : Status::backend, std::string("Gloo's ") + op + " failed: " + e.what());
   }
 }
 
@@ -244,11 +244,10 @@ float fp16_to_float(uint16_t h) {
 uint16_t float_to_fp16(float f) { return gloo::cpu_float2half_rn(f).x; }
 
 gloo::AllreduceOptions::Func reduction(int datatype, int op) {
-  plugin::op_arg(op);
   auto bind = [op](void (*f)(int, void*, const void*, const void*, std::size_t)) {
     return [f, op](void* o, const void* a, const void* b, std::size_t n) { f(op, o, a, b, n); };
   };
-  switch (plugin::datatype_arg(datatype)) {
+  switch (datatype) {
     case DEVMESH_INT8: return bind(reduce_int<int8_t>);
     case DEVMESH_UINT8: return bind(reduce_int<uint8_t>);
     case DEVMESH_INT32: return bind(reduce_int<int32_t>);
@@ -315,7 +314,8 @@ void ignore_sigpipe() {
   });
 }
 
-int gloo_init() {
+int gloo_init_host(const devmesh_backend_host_t* host) {
+  devmesh::gloo_mpi::host_services() = host;
   return plugin::guarded([] { ignore_sigpipe(); });
 }
 
@@ -378,64 +378,61 @@ std::shared_ptr<gloo::transport::Device> make_device(Instance& in) {
   return gloo::transport::tcp::CreateDevice(lo);
 }
 
-// Every member learns whether all succeeded; a failure on one rank fails
-// the call on every rank with the same status, never a hang.
-void agree(MPI_Comm comm, int& status, std::string& message, const char* stage) {
-  int mine = status, worst = 0;
-  check_mpi(MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
-  if (worst != DEVMESH_SUCCESS && status == DEVMESH_SUCCESS) {
-    status = worst;
-    message = std::string(stage) + " failed on another rank of the group";
-  }
-}
+// What comm_prepare made: the instance (its device made) and the group.
+struct Prepared {
+  std::shared_ptr<Instance> instance;
+  MPI_Comm group;
+};
 
-int gloo_comm_create(void* instance, const devmesh_backend_group_t* group, void** comm) {
+// Local: the instance's device (listening socket), made once. The core
+// agrees on every member's result before comm_connect.
+int gloo_comm_prepare(void* instance, const devmesh_backend_group_t* group, void** prepared) {
   return plugin::guarded([&] {
-    if (instance == nullptr || group == nullptr || comm == nullptr ||
-        group->size < offsetof(devmesh_backend_group_t, root))
-      throw Error(Status::invalid_argument, "bad arguments to comm_create");
     auto& inst = *static_cast<std::shared_ptr<Instance>*>(instance);
-    ignore_sigpipe();  // also when a core did not call init
-    MPI_Comm mc = group->group;
-    int rank = 0, size = 0;
-    check_mpi(MPI_Comm_rank(mc, &rank), "MPI_Comm_rank");
-    check_mpi(MPI_Comm_size(mc, &size), "MPI_Comm_size");
-
-    // 1. The device (listening socket), agreed on.
-    int status = DEVMESH_SUCCESS;
-    std::string message;
+    ignore_sigpipe();
     if (!inst->device) {
       try {
         inst->device = make_device(*inst);
       } catch (const std::exception& e) {
-        status = DEVMESH_ERR_BACKEND;
-        message = std::string("cannot listen (") +
-                  (inst->iface.empty() ? "hostname '" + inst->hostname + "'" : "iface '" + inst->iface + "'") +
-                  "): " + e.what();
+        throw Error(Status::backend,
+                    std::string("cannot listen (") +
+                        (inst->iface.empty() ? "hostname '" + inst->hostname + "'" : "iface '" + inst->iface + "'") +
+                        "): " + e.what());
       }
     }
-    agree(mc, status, message, "creating the TCP device");
-    // 2. The loopback fallback only serves a group on one host.
-    if (status == DEVMESH_SUCCESS) {
-      MPI_Comm local = MPI_COMM_NULL;
-      check_mpi(MPI_Comm_split_type(mc, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local),
-                "MPI_Comm_split_type");
-      int local_size = 0;
-      int rc = MPI_Comm_size(local, &local_size);
-      MPI_Comm_free(&local);
-      check_mpi(rc, "MPI_Comm_size");
-      int mine = inst->loopback_fallback ? 1 : 0, any = 0;
-      check_mpi(MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, mc), "MPI_Allreduce");
-      if (any && local_size != size) {
-        status = DEVMESH_ERR_UNSUPPORTED;
-        message = "the group spans several hosts but " +
-                  (mine ? "this rank's " + inst->fallback_reason : std::string("another rank's host name")) +
-                  " gave no address but loopback; set the option hostname= or iface=";
-      }
-    }
-    if (status != DEVMESH_SUCCESS) throw Error(static_cast<Status>(status), message);
+    *prepared = new Prepared{inst, group->group};
+  });
+}
 
-    // 3. Connect the full mesh of pairs.
+void gloo_comm_abandon(void* prepared) { delete static_cast<Prepared*>(prepared); }
+
+// Collective over the group: the loopback fallback checked, then the full
+// mesh of pairs connected.
+int gloo_comm_connect(void* prepared, void** comm) {
+  const std::unique_ptr<Prepared> p(static_cast<Prepared*>(prepared));
+  return plugin::guarded([&] {
+    const std::shared_ptr<Instance>& inst = p->instance;
+    MPI_Comm mc = p->group;
+    int rank = 0, size = 0;
+    check_mpi(MPI_Comm_rank(mc, &rank), "MPI_Comm_rank");
+    check_mpi(MPI_Comm_size(mc, &size), "MPI_Comm_size");
+    // 1. The loopback fallback only serves a group on one host.
+    MPI_Comm local = MPI_COMM_NULL;
+    check_mpi(MPI_Comm_split_type(mc, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local), "MPI_Comm_split_type");
+    int local_size = 0;
+    int rc = MPI_Comm_size(local, &local_size);
+    MPI_Comm_free(&local);
+    check_mpi(rc, "MPI_Comm_size");
+    int mine = inst->loopback_fallback ? 1 : 0, any = 0;
+    check_mpi(MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, mc), "MPI_Allreduce");
+    if (any && local_size != size)
+      throw Error(Status::unsupported, "the group spans several hosts but " +
+                                           (mine ? "this rank's " + inst->fallback_reason
+                                                 : std::string("another rank's host name")) +
+                                           " gave no address but loopback; set the option hostname= or iface=");
+
+    // 2. Connect the full mesh of pairs (bounded by the timeout option); the
+    // core agrees on every member's outcome afterwards.
     auto c = std::make_unique<Comm>();
     c->instance = inst;
     c->device = inst->device;
@@ -443,18 +440,21 @@ int gloo_comm_create(void* instance, const devmesh_backend_group_t* group, void*
     auto ctx = std::make_shared<MpiBootstrappedContext>(rank, size);
     try {
       ctx->connect(mc, inst->device, inst->timeout);
-    } catch (const Error& e) {
-      status = static_cast<int>(e.status());
-      message = e.what();
+    } catch (const Error&) {
+      throw;
     } catch (const std::exception& e) {
-      status = DEVMESH_ERR_BACKEND;
-      message = std::string("connecting the group failed: ") + e.what();
+      throw Error(Status::backend, std::string("connecting the group failed: ") + e.what());
     }
-    agree(mc, status, message, "connecting the group");
-    if (status != DEVMESH_SUCCESS) throw Error(static_cast<Status>(status), message);
     c->context = std::move(ctx);
     *comm = c.release();
   });
+}
+
+// Closes the context's connections: this rank's later operations fail with
+// REVOKED, and every peer's pending or later operation with this rank fails
+// at once (its connection is gone). Local and idempotent.
+int gloo_revoke(void* comm) {
+  return plugin::guarded([&] { close_connections(comm_arg(comm), "revoked"); });
 }
 
 void gloo_comm_destroy(void* comm) { delete static_cast<Comm*>(comm); }
@@ -471,8 +471,6 @@ int gloo_allreduce(void* comm, const void* send, void* recv, std::size_t count, 
   return plugin::guarded([&] {
     Comm& c = comm_arg(comm);
     bytes_of(count, element_size(datatype));
-    plugin::op_arg(op);
-    check_buffers(send, recv, count);
     if (count == 0) return;
     run(c, "allreduce", [&] { allreduce_bytes(c, send, recv, count, datatype, op); });
   });
@@ -483,7 +481,6 @@ int gloo_allgather(void* comm, const void* send, void* recv, std::size_t count, 
     Comm& c = comm_arg(comm);
     const std::size_t es = element_size(datatype);
     const std::size_t total = bytes_of(count, es, static_cast<std::size_t>(c.context->size));
-    check_buffers(send, recv, count);
     if (count == 0) return;
     auto* mine = static_cast<char*>(recv) + bytes_of(count, es, static_cast<std::size_t>(c.context->rank));
     run(c, "allgather", [&] {
@@ -504,8 +501,6 @@ int gloo_reduce_scatter(void* comm, const void* send, void* recv, std::size_t co
     Comm& c = comm_arg(comm);
     const std::size_t es = element_size(datatype);
     const std::size_t total = bytes_of(count, es, static_cast<std::size_t>(c.context->size));
-    plugin::op_arg(op);
-    check_buffers(send, recv, count);
     if (count == 0) return;
     // Emulated (see the top of this file): an allreduce of everything into a
     // temporary, then the caller's block (in place, send == recv, it goes to
@@ -522,8 +517,6 @@ int gloo_broadcast(void* comm, void* buffer, std::size_t count, int datatype, in
   return plugin::guarded([&] {
     Comm& c = comm_arg(comm);
     const std::size_t bytes = bytes_of(count, element_size(datatype));
-    check_peer(c, root, "broadcast root");
-    check_buffers(buffer, buffer, count);
     if (count == 0) return;
     run(c, "broadcast", [&] {
       gloo::BroadcastOptions opts(c.context);
@@ -539,7 +532,6 @@ int gloo_alltoall(void* comm, const void* send, void* recv, std::size_t count, i
   return plugin::guarded([&] {
     Comm& c = comm_arg(comm);
     const std::size_t total = bytes_of(count, element_size(datatype), static_cast<std::size_t>(c.context->size));
-    check_buffers(send, recv, count);
     if (count == 0) return;
     std::vector<char> copy;
     if (send == recv) {
@@ -579,12 +571,10 @@ struct Request {
 template <bool Send>
 std::unique_ptr<Request> start(Comm& c, void* buffer, std::size_t count, int datatype, int peer) {
   const std::size_t bytes = bytes_of(count, element_size(datatype));
-  check_peer(c, peer, Send ? "send to" : "recv from");
   // Gloo's TCP context has no pair to its own rank.
   if (peer == c.context->rank)
     throw Error(Status::unsupported, std::string(Send ? "send to" : "recv from") + " the caller's own rank " +
                                          std::to_string(peer) + " is not supported");
-  check_buffers(buffer, buffer, count);
   if (count == 0) return nullptr;
   auto r = std::make_unique<Request>(Request{&c, Send, nullptr, {}});
   run(c, Send ? "send" : "recv", [&] {
@@ -664,8 +654,6 @@ int gloo_sendrecv(void* comm, const void* sendbuf, std::size_t sendcount, int se
     if (dest == c.context->rank && source == c.context->rank) {  // a shift by 0: a copy
       const std::size_t out = bytes_of(sendcount, element_size(sendtype));
       const std::size_t in = bytes_of(recvcount, element_size(recvtype));
-      check_buffers(sendbuf, sendbuf, sendcount);
-      check_buffers(recvbuf, recvbuf, recvcount);
       if (out > in)
         throw Error(Status::invalid_argument, "sendrecv sends " + std::to_string(out) +
                                                   " bytes to itself but receives only " + std::to_string(in));
@@ -679,38 +667,48 @@ int gloo_sendrecv(void* comm, const void* sendbuf, std::size_t sendcount, int se
   });
 }
 
-constexpr devmesh_backend_v1_t table_v1 = {
-    DEVMESH_BACKEND_ABI_VERSION,
-    kName,
-    per_rank_keys,
-    gloo_init,
-    nullptr,  // finalize
-    plugin::last_error,
-    gloo_open,
-    gloo_close,
-    gloo_comm_create,
-    gloo_comm_destroy,
-    gloo_comm_native,
-    gloo_allreduce,
-    gloo_allgather,
-    gloo_reduce_scatter,
-    gloo_broadcast,
-    gloo_alltoall,
-    gloo_barrier,
-    gloo_send,
-    gloo_recv,
-    plugin::last_mpi_error,
-};
-
 }  // namespace
 
-// Version 2 for this core, version 1 for the cores before 0.3.0.
-DEVMESH_BACKEND_EXPORT_V1 = table_v1;
-DEVMESH_BACKEND_EXPORT_V2 = {
-    plugin::with_abi_version(table_v1, DEVMESH_BACKEND_ABI_VERSION_2),
-    gloo_isend,
-    gloo_irecv,
-    gloo_test,
-    gloo_wait,
-    gloo_sendrecv,
+// Version 3 only: the plugin uses the core's host services (agreement, MPI
+// error text), which older cores do not give.
+DEVMESH_BACKEND_EXPORT_V3 = {
+    {
+        {
+            DEVMESH_BACKEND_ABI_VERSION_3,
+            kName,
+            per_rank_keys,
+            nullptr,  // init: init_host
+            nullptr,  // finalize
+            plugin::last_error,
+            gloo_open,
+            gloo_close,
+            nullptr,  // comm_create: comm_prepare and comm_connect
+            gloo_comm_destroy,
+            gloo_comm_native,
+            gloo_allreduce,
+            gloo_allgather,
+            gloo_reduce_scatter,
+            gloo_broadcast,
+            gloo_alltoall,
+            gloo_barrier,
+            gloo_send,
+            gloo_recv,
+            plugin::last_mpi_error,
+        },
+        gloo_isend,
+        gloo_irecv,
+        gloo_test,
+        gloo_wait,
+        gloo_sendrecv,
+    },
+    DEVMESH_BACKEND_MPI,
+    // The timeout option bounds every wait; a revoke closes the connections,
+    // which the peers see at once.
+    DEVMESH_BACKEND_CAP_NONBLOCKING | DEVMESH_BACKEND_CAP_REVOKE_SPREADS | DEVMESH_BACKEND_CAP_DEADLINE,
+    gloo_init_host,
+    nullptr,  // reduce_supported: every type and reduction
+    gloo_comm_prepare,
+    gloo_comm_connect,
+    gloo_comm_abandon,
+    gloo_revoke,
 };

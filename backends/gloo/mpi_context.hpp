@@ -17,23 +17,37 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cstdio>
 #include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "devmesh/backend_plugin.h"
 #include "devmesh/status.hpp"
 
 namespace devmesh::gloo_mpi {
 
 [[noreturn]] inline void backend_error(const std::string& what) { throw Error(Status::backend, what); }
 
+// The core's services (devmesh_backend_host_t), once the plugin's init_host
+// was given them; nullptr in programs that use this header alone.
+inline const devmesh_backend_host_t*& host_services() {
+  static const devmesh_backend_host_t* host = nullptr;
+  return host;
+}
+
+// An MPI call's failure as Error(backend) with the code and class kept; the
+// text from the core's routine (safe on every MPI), else the code alone.
 inline void check_mpi(int rc, const char* call) {
   if (rc == MPI_SUCCESS) return;
-  char text[MPI_MAX_ERROR_STRING];
-  int len = 0;
-  if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) len = 0;
-  backend_error(std::string("gloo: ") + call + " failed: " + std::string(text, len));
+  char text[1024] = "";
+  int cls = 0;
+  if (const devmesh_backend_host_t* h = host_services())
+    h->mpi_error(rc, text, sizeof text, &cls);
+  else
+    std::snprintf(text, sizeof text, "MPI error code %d", rc);
+  throw Error(Status::backend, std::string("gloo: ") + call + " failed: " + text, rc, cls);
 }
 
 class MpiBootstrappedContext : public gloo::Context {

@@ -451,6 +451,13 @@ typedef struct devmesh_backend_v3_s {
  * registered or loaded under that name -> DUPLICATE_NAME. */
 DEVMESH_C_API int devmesh_register_backend(const devmesh_backend_v1_t *backend);
 
+/* The host services the core gives version 3 plugins (the table their
+ * init_host receives), for programs that drive a plugin's table directly,
+ * such as a plugin's own test harness.
+ * Not collective. Valid until the process ends; its functions need MPI
+ * initialised. Never NULL. */
+DEVMESH_C_API const devmesh_backend_host_t *devmesh_backend_host(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -219,7 +219,7 @@ def interface(fn):
         decls.append((p.name, d) if isinstance(d, str) else (p.name + d[1], d[0]))
     if fn.ret == "int":
         kind = "integer(c_int) function"
-    elif fn.ret == "const char *" or fn.ret == "const char*":
+    elif fn.ret.replace(" ", "").endswith("*"):  # a string or a struct: c_ptr
         kind = "type(c_ptr) function"
     else:
         raise ValueError(f"{fn.name}: no Fortran mapping for its result '{fn.ret}'")

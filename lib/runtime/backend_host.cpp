@@ -123,3 +123,5 @@ const devmesh_backend_host_t& backend_host() {
 const char* mpi_library() { return backend_host().mpi_library; }
 
 }  // namespace devmesh::detail
+
+extern "C" const devmesh_backend_host_t* devmesh_backend_host(void) { return &devmesh::detail::backend_host(); }

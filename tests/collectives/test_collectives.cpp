@@ -19,6 +19,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
@@ -638,6 +640,48 @@ BOOST_AUTO_TEST_CASE(p2p_bad_peer) {
                Status::invalid_argument);
     BOOST_TEST(y == 6);
   }
+}
+
+// Bad arguments are refused by the communicator's argument gate before the
+// backend is called, whatever the backend: a specific status and message,
+// the same on every rank, no communication, buffers untouched, and the
+// communicator works afterwards.
+BOOST_AUTO_TEST_CASE(bad_arguments_never_reach_the_backend) {
+  Mesh m = backend_mesh();
+  devmesh::Communicator& c = m.communicator("tp");
+  float a[4] = {1, 2, 3, 4}, b[4] = {9, 9, 9, 9};
+  const std::size_t huge = std::numeric_limits<std::size_t>::max() / 2;
+  const auto bad_type = static_cast<DataType>(-1), other_type = static_cast<DataType>(99);
+  const auto bad_op = static_cast<ReduceOp>(-1);
+  const std::pair<const char*, std::function<void()>> cases[] = {
+      {"allreduce bad type", [&] { c.allreduce(a, b, 4, bad_type, ReduceOp::sum); }},
+      {"allreduce bad op", [&] { c.allreduce(a, b, 4, DataType::float32, bad_op); }},
+      {"allreduce NULL send", [&] { c.allreduce(nullptr, b, 4, DataType::float32, ReduceOp::sum); }},
+      {"allreduce NULL recv", [&] { c.allreduce(a, nullptr, 4, DataType::float32, ReduceOp::sum); }},
+      {"allreduce overflow", [&] { c.allreduce(a, b, huge, DataType::float32, ReduceOp::sum); }},
+      {"allgather overflow", [&] { c.allgather(a, b, huge / 2, DataType::float64); }},
+      {"allgather NULL", [&] { c.allgather(nullptr, b, 1, DataType::int8); }},
+      {"reduce_scatter bad op", [&] { c.reduce_scatter(a, b, 1, DataType::float32, static_cast<ReduceOp>(99)); }},
+      {"broadcast bad root", [&] { c.broadcast(a, 4, DataType::float32, c.size()); }},
+      {"broadcast negative root", [&] { c.broadcast(a, 4, DataType::float32, -1); }},
+      {"alltoall bad type", [&] { c.alltoall(a, b, 1, other_type); }},
+      {"send bad peer", [&] { c.send(a, 1, DataType::float32, c.size()); }},
+      {"recv bad peer", [&] { c.recv(b, 1, DataType::float32, -2); }},
+      {"send NULL", [&] { c.send(nullptr, 1, DataType::float32, 0); }},
+  };
+  for (const auto& [what, f] : cases) {
+    BOOST_TEST_CONTEXT(what) {
+      std::string message;
+      const Status s = status_of(f, &message);
+      BOOST_TEST(static_cast<int>(s) == static_cast<int>(Status::invalid_argument), message);
+      BOOST_TEST(!message.empty());
+      BOOST_TEST(same_everywhere(static_cast<int>(s)));
+    }
+  }
+  BOOST_TEST((b[0] == 9 && b[1] == 9 && b[2] == 9 && b[3] == 9));
+  BOOST_TEST((a[0] == 1 && a[3] == 4));
+  c.allreduce(a, b, 4, DataType::float32, ReduceOp::sum);
+  BOOST_TEST(b[3] == 4.0f * static_cast<float>(c.size()));
 }
 
 // What one dim computes, as bytes: one call of each operation on fixed

@@ -1,6 +1,6 @@
 // A peer that dies (kill) or stops responding (stop) while the group runs
-// Gloo allreduces: every other rank must fail with DEVMESH_ERR_BACKEND
-// instead of hanging. Run by peer_dies.sh, which bounds the time.
+// Gloo allreduces: every other rank must fail with DEVMESH_ERR_BACKEND (or
+// DEVMESH_ERR_TIMEOUT after the timeout option) instead of hanging. Run by peer_dies.sh, which bounds the time.
 //
 //   peer_dies PLUGIN.so kill|stop TIMEOUT_SECONDS DIR
 //
@@ -61,8 +61,9 @@ int main(int argc, char** argv) {
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   void* h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-  auto* p = h ? static_cast<const devmesh_backend_v1_t*>(dlsym(h, DEVMESH_BACKEND_SYMBOL_V1)) : nullptr;
-  if (p == nullptr) {
+  auto* p3 = h ? static_cast<const devmesh_backend_v3_t*>(dlsym(h, DEVMESH_BACKEND_SYMBOL_V3)) : nullptr;
+  const devmesh_backend_v1_t* p = p3 ? &p3->v2.v1 : nullptr;
+  if (p == nullptr || (p3->init_host && p3->init_host(devmesh_backend_host()) != 0)) {
     std::fprintf(stderr, "rank %d: cannot load %s\n", rank, argv[1]);
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
@@ -75,7 +76,9 @@ int main(int argc, char** argv) {
   g.size = sizeof g;
   g.group = MPI_COMM_WORLD;
   g.root = MPI_COMM_NULL;
-  if (p->open(1, keys, values, &inst) != 0 || p->comm_create(inst, &g, &comm) != 0) {
+  void* prepared = nullptr;
+  if (p->open(1, keys, values, &inst) != 0 || p3->comm_prepare(inst, &g, &prepared) != 0 ||
+      p3->comm_connect(prepared, &comm) != 0) {
     std::fprintf(stderr, "rank %d: setup failed: %s\n", rank, p->last_error());
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
