@@ -347,3 +347,25 @@ BOOST_AUTO_TEST_CASE(each_optional_member_null) {
   BOOST_TEST(devmesh_register_backend(&t.v2.v1) == DEVMESH_ERR_INVALID_ARGUMENT);
   BOOST_TEST(std::string(devmesh_last_error()).find("without wait") != std::string::npos, devmesh_last_error());
 }
+
+// Host discovery (two collectives over the parent, and a split) runs only
+// for a mesh with a backend whose capabilities ask for the host-local rank:
+// counted over MPI_COMM_WORLD by the PMPI layer, creation with a version 3
+// backend that does not ask (the example, Gloo) costs what an MPI-only mesh
+// does; a version 2 backend, which cannot say, still gets the discovery.
+BOOST_AUTO_TEST_CASE(host_discovery_only_when_asked) {
+  auto creation_collectives = [](const std::string& backend) {
+    MeshOptions o;
+    o.dim_backends = {{"tp", backend}};
+    const long before = comm_counter::world_collectives();
+    Mesh m = Mesh::create(MPI_COMM_WORLD, {0, 1}, {"dp", "tp"}, o);
+    return comm_counter::world_collectives() - before;
+  };
+  const long mpi = creation_collectives("mpi");
+  BOOST_TEST(mpi > 0);  // the creation agreement itself
+  BOOST_TEST(creation_collectives("example-v3") == mpi);
+  BOOST_TEST(creation_collectives("example-v2") > mpi);
+#if HAVE_GLOO
+  BOOST_TEST(creation_collectives("gloo") == mpi);
+#endif
+}

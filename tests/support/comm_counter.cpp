@@ -7,6 +7,11 @@
 namespace {
 std::atomic<long> made{0};
 std::atomic<long> gone{0};
+std::atomic<long> on_world{0};
+int world(int rc, MPI_Comm c) {
+  if (c == MPI_COMM_WORLD) ++on_world;
+  return rc;
+}
 int count(int rc, MPI_Comm* out) {
   if (rc == MPI_SUCCESS && *out != MPI_COMM_NULL) ++made;
   return rc;
@@ -16,6 +21,7 @@ int count(int rc, MPI_Comm* out) {
 namespace comm_counter {
 long created() { return made.load(); }
 long freed() { return gone.load(); }
+long world_collectives() { return on_world.load(); }
 }  // namespace comm_counter
 
 extern "C" {
@@ -29,8 +35,19 @@ int MPI_Comm_split(MPI_Comm c, int color, int key, MPI_Comm* out) {
   return count(PMPI_Comm_split(c, color, key, out), out);
 }
 int MPI_Comm_split_type(MPI_Comm c, int type, int key, MPI_Info info, MPI_Comm* out) {
-  return count(PMPI_Comm_split_type(c, type, key, info, out), out);
+  return world(count(PMPI_Comm_split_type(c, type, key, info, out), out), c);
 }
+int MPI_Allreduce(const void* s, void* r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c) {
+  return world(PMPI_Allreduce(s, r, n, t, op, c), c);
+}
+int MPI_Allgather(const void* s, int sn, MPI_Datatype st, void* r, int rn, MPI_Datatype rt, MPI_Comm c) {
+  return world(PMPI_Allgather(s, sn, st, r, rn, rt, c), c);
+}
+int MPI_Allgatherv(const void* s, int sn, MPI_Datatype st, void* r, const int rn[], const int displs[],
+                   MPI_Datatype rt, MPI_Comm c) {
+  return world(PMPI_Allgatherv(s, sn, st, r, rn, displs, rt, c), c);
+}
+int MPI_Bcast(void* b, int n, MPI_Datatype t, int root, MPI_Comm c) { return world(PMPI_Bcast(b, n, t, root, c), c); }
 int MPI_Comm_create(MPI_Comm c, MPI_Group g, MPI_Comm* out) { return count(PMPI_Comm_create(c, g, out), out); }
 int MPI_Comm_create_group(MPI_Comm c, MPI_Group g, int tag, MPI_Comm* out) {
   return count(PMPI_Comm_create_group(c, g, tag, out), out);

@@ -1,5 +1,6 @@
-// A PMPI layer that counts communicators made and freed in this process
-// (linked into MPI test programs ahead of the MPI library).
+// A PMPI layer that counts communicators made and freed in this process,
+// and collectives over MPI_COMM_WORLD (linked into MPI test programs ahead
+// of the MPI library).
 #pragma once
 
 #include <mpi.h>
@@ -20,4 +21,7 @@ long created();
 // MPI_Comm_free calls that freed one.
 long freed();
 inline long live() { return created() - freed(); }
+// Collective calls over MPI_COMM_WORLD (MPI_Allreduce, MPI_Allgather(v),
+// MPI_Bcast, MPI_Comm_split_type) since process start.
+long world_collectives();
 }  // namespace comm_counter
