@@ -57,25 +57,6 @@ int guarded(Body&& body) noexcept {
   }
 }
 
-// A copy of a version 1 table under another ABI version: the v1 member of
-// a version 2 table, for plugins that export both.
-constexpr devmesh_backend_v1_t with_abi_version(devmesh_backend_v1_t t, unsigned version) {
-  t.abi_version = version;
-  return t;
-}
-
-// A data type or reduction of devmesh.h, checked.
-inline int datatype_arg(int t) {
-  if (t < DEVMESH_INT8 || t > DEVMESH_FLOAT64)
-    throw Error(Status::invalid_argument, "unknown data type " + std::to_string(t));
-  return t;
-}
-inline int op_arg(int op) {
-  if (op < DEVMESH_SUM || op > DEVMESH_MAX)
-    throw Error(Status::invalid_argument, "unknown reduction " + std::to_string(op));
-  return op;
-}
-
 // Options as the core passes them to open(): parse helpers that name the key.
 inline double seconds_option(std::string_view key, const char* value) {
   std::size_t used = 0;

@@ -17,6 +17,7 @@
 #include <dlfcn.h>
 #include <nccl.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -51,18 +52,17 @@ struct Options {
   double timeout = 120.0;    // deadline of one creation, seconds
 };
 
+// The core's services (init_host): MPI error text among them.
+const devmesh_backend_host_t* host = nullptr;
+
+// An MPI call's failure as Error(backend), code and class kept, the text
+// from the core's routine (safe on every MPI).
 void check_mpi(int code, const char* call) {
   if (code == MPI_SUCCESS) return;
-  // A zeroed heap buffer with slack: MPICH 4.0.2 can write past
-  // MPI_MAX_ERROR_STRING (see lib/runtime/mpi_check.cpp).
-  const std::size_t size = static_cast<std::size_t>(MPI_MAX_ERROR_STRING) * 8;
-  const std::unique_ptr<char[]> text(new char[size]());
-  int len = 0, cls = 0;
-  if (MPI_Error_string(code, text.get(), &len) != MPI_SUCCESS) text[0] = 0;
-  if (MPI_Error_class(code, &cls) != MPI_SUCCESS) cls = code;
-  throw Error(Status::backend,
-              std::string(call) + " failed: " + std::string(text.get(), strnlen(text.get(), MPI_MAX_ERROR_STRING - 1)),
-              code, cls);
+  char text[1024] = "";
+  int cls = 0;
+  host->mpi_error(code, text, sizeof text, &cls);
+  throw Error(Status::backend, std::string(call) + " failed: " + text, code, cls);
 }
 
 using Clock = std::chrono::steady_clock;
@@ -184,15 +184,6 @@ void check_distinct_gpus(MPI_Comm group, int device, const Deadline& d) {
                  " (one NCCL communicator needs one GPU per rank)");
 }
 
-// Every member learns whether all members succeeded (bounded wait).
-bool all_ok(MPI_Comm group, bool ok, const Deadline& d) {
-  int mine = ok ? 0 : 1, any = 0;
-  MPI_Request req;
-  check_mpi(MPI_Iallreduce(&mine, &any, 1, MPI_INT, MPI_MAX, group, &req), "MPI_Iallreduce");
-  wait_mpi(req, d, "agreeing on NCCL communicator creation");
-  return any == 0;
-}
-
 // Flushes and destroys a communicator, or aborts it if that does not finish
 // in time.
 void close_comm(ncclComm_t comm, double timeout) noexcept {
@@ -240,8 +231,10 @@ struct Comm {
 };
 
 Comm& comm_of(void* c) { return *static_cast<Comm*>(c); }
-DataType type_of(int t) { return static_cast<DataType>(plugin::datatype_arg(t)); }
-ReduceOp op_of(int op) { return static_cast<ReduceOp>(plugin::op_arg(op)); }
+// Data types, reductions, buffers, roots and peers arrive checked (the
+// core's argument gate, backend_plugin.h).
+DataType type_of(int t) { return static_cast<DataType>(t); }
+ReduceOp op_of(int op) { return static_cast<ReduceOp>(op); }
 
 int allreduce(void* c, const void* send, void* recv, std::size_t count, int t, int op, void* s) {
   return plugin::guarded([&] {
@@ -393,9 +386,17 @@ class Instance {
     if (root_) close_comm(root_, options_.timeout);
   }
 
-  Comm* create(const devmesh_backend_group_t& ctx) {
-    const Deadline d(options_.timeout);
+  // The local step: the device, chosen once per instance and made current.
+  void prepare(const devmesh_backend_group_t& ctx) {
     if (device_ < 0) device_ = detail::select_device(options_.device, caller_device(), ctx.host_local_rank, visible_);
+    DEVMESH_CUDA(cudaSetDevice(device_));
+  }
+
+  // The collective step (after the core agreed on every member's prepare);
+  // the core agrees on its outcome too, so a member whose creation failed
+  // fails every member's call.
+  Comm* connect(const devmesh_backend_group_t& ctx) {
+    const Deadline d(options_.timeout);
     DEVMESH_CUDA(cudaSetDevice(device_));
     check_distinct_gpus(ctx.group, device_, d);
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
@@ -414,10 +415,9 @@ class Instance {
     } catch (const Error& e) {
       error = e.what();
     }
-    if (!all_ok(ctx.group, error.empty(), d)) {
+    if (!error.empty()) {
       if (comm) ncclCommAbort(comm);
-      fail(Status::backend, error.empty() ? "NCCL communicator creation failed on another member of the group"
-                                          : error);
+      fail(Status::backend, error);
     }
     return new Comm(comm, device_, options_.timeout);
   }
@@ -486,7 +486,8 @@ class Instance {
 
 int visible_devices = 0;
 
-int init() {
+int init_host(const devmesh_backend_host_t* h) {
+  host = h;
   return plugin::guarded([] {
     int n = 0;
     const cudaError_t e = cudaGetDeviceCount(&n);
@@ -527,8 +528,27 @@ int open(int n, const char* const keys[], const char* const values[], void** ins
 
 void close(void* instance) { delete static_cast<Instance*>(instance); }
 
-int comm_create(void* instance, const devmesh_backend_group_t* group, void** comm) {
-  return plugin::guarded([&] { *comm = static_cast<Instance*>(instance)->create(*group); });
+// What comm_prepare made: the instance (its device chosen) and the group.
+struct Prepared {
+  Instance* instance;
+  devmesh_backend_group_t group;
+};
+
+int comm_prepare(void* instance, const devmesh_backend_group_t* group, void** prepared) {
+  return plugin::guarded([&] {
+    auto* inst = static_cast<Instance*>(instance);
+    inst->prepare(*group);
+    devmesh_backend_group_t g{};
+    std::memcpy(&g, group, std::min(sizeof g, group->size));
+    *prepared = new Prepared{inst, g};
+  });
+}
+
+void comm_abandon(void* prepared) { delete static_cast<Prepared*>(prepared); }
+
+int comm_connect(void* prepared, void** comm) {
+  const std::unique_ptr<Prepared> p(static_cast<Prepared*>(prepared));
+  return plugin::guarded([&] { *comm = p->instance->connect(p->group); });
 }
 
 void comm_destroy(void* comm) { delete static_cast<Comm*>(comm); }
@@ -545,38 +565,48 @@ constexpr const char* per_rank_keys[] = {"device", nullptr};
 
 }  // namespace devmesh::backends
 
-namespace {
-constexpr devmesh_backend_v1_t table_v1 = {
-    DEVMESH_BACKEND_ABI_VERSION,
-    "nccl",
-    devmesh::backends::per_rank_keys,
-    devmesh::backends::init,
-    nullptr,
-    devmesh::plugin::last_error,
-    devmesh::backends::open,
-    devmesh::backends::close,
-    devmesh::backends::comm_create,
-    devmesh::backends::comm_destroy,
-    devmesh::backends::comm_native,
-    devmesh::backends::allreduce,
-    devmesh::backends::allgather,
-    devmesh::backends::reduce_scatter,
-    devmesh::backends::broadcast,
-    devmesh::backends::alltoall,
-    devmesh::backends::barrier,
-    devmesh::backends::send,
-    devmesh::backends::recv,
-    devmesh::plugin::last_mpi_error,
-};
-}  // namespace
-
-// Version 2 for this core, version 1 for the cores before 0.3.0.
-DEVMESH_BACKEND_EXPORT_V1 = table_v1;
-DEVMESH_BACKEND_EXPORT_V2 = {
-    devmesh::plugin::with_abi_version(table_v1, DEVMESH_BACKEND_ABI_VERSION_2),
-    devmesh::backends::isend,
-    devmesh::backends::irecv,
-    devmesh::backends::test,
-    devmesh::backends::wait,
-    devmesh::backends::sendrecv,
+// Version 3 only: the plugin uses the core's host services, which older
+// cores do not give.
+DEVMESH_BACKEND_EXPORT_V3 = {
+    {
+        {
+            DEVMESH_BACKEND_ABI_VERSION_3,
+            "nccl",
+            devmesh::backends::per_rank_keys,
+            nullptr,  // init: init_host
+            nullptr,
+            devmesh::plugin::last_error,
+            devmesh::backends::open,
+            devmesh::backends::close,
+            nullptr,  // comm_create: comm_prepare and comm_connect
+            devmesh::backends::comm_destroy,
+            devmesh::backends::comm_native,
+            devmesh::backends::allreduce,
+            devmesh::backends::allgather,
+            devmesh::backends::reduce_scatter,
+            devmesh::backends::broadcast,
+            devmesh::backends::alltoall,
+            devmesh::backends::barrier,
+            devmesh::backends::send,
+            devmesh::backends::recv,
+            devmesh::plugin::last_mpi_error,
+        },
+        devmesh::backends::isend,
+        devmesh::backends::irecv,
+        devmesh::backends::test,
+        devmesh::backends::wait,
+        devmesh::backends::sendrecv,
+    },
+    DEVMESH_BACKEND_MPI,
+    // A device per rank by its host-local rank; CUDA streams; creation and
+    // enqueue waits bounded by the timeout option. No revoke yet: a failed
+    // collective leaves the other members to NCCL's own error handling.
+    DEVMESH_BACKEND_CAP_HOST_LOCAL_RANK | DEVMESH_BACKEND_CAP_STREAMS | DEVMESH_BACKEND_CAP_NONBLOCKING |
+        DEVMESH_BACKEND_CAP_DEADLINE,
+    devmesh::backends::init_host,
+    nullptr,  // reduce_supported: every type and reduction
+    devmesh::backends::comm_prepare,
+    devmesh::backends::comm_connect,
+    devmesh::backends::comm_abandon,
+    nullptr,  // revoke
 };
