@@ -66,6 +66,8 @@
 #include <mpi.h>
 #include <stddef.h>
 
+#include "devmesh/mpi_check.h" /* one #error for an mpi.h of another MPI than devmesh's */
+
 #if defined(__GNUC__) || defined(__clang__)
 #define DEVMESH_C_API __attribute__((visibility("default")))
 #else

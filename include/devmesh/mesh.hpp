@@ -48,6 +48,8 @@
 
 #include <mpi.h>
 
+#include "devmesh/mpi_check.h"  // one #error for an mpi.h of another MPI than devmesh's
+
 #include <initializer_list>
 #include <memory>
 #include <optional>

@@ -28,8 +28,11 @@
 !>                              sendrecv: between the ranks named)
 !>
 !> The module is compiled by the compiler that built devmesh (module files are
-!> compiler-specific); link with -ldevmesh_fortran -ldevmesh (pkg-config
-!> devmesh-fortran, or CMake's devmesh::fortran).
+!> compiler-specific) against one MPI's mpi_f08 module: programs need that
+!> compiler and that MPI (DEVMESH_MPI_FAMILY, DEVMESH_MPI_LIBRARY; its
+!> wrapper: pkg-config --variable=mpifort devmesh-fortran). Link with
+!> -ldevmesh_fortran -ldevmesh (pkg-config devmesh-fortran, or CMake's
+!> devmesh::fortran).
 module devmesh
   use, intrinsic :: iso_c_binding, only: c_int, c_char, c_ptr, c_null_ptr, c_null_char, &
                                          c_loc, c_associated, c_f_pointer, c_size_t, c_sizeof
@@ -39,6 +42,7 @@ module devmesh
   implicit none
   private
   include 'devmesh_public.inc'
+  include 'devmesh_mpi.inc'
 
   !> A handle to one view of a mesh; the null handle (ptr = c_null_ptr) is
   !> "no mesh", what ranks outside a rank list get. `ptr` is the C API's
