@@ -13,7 +13,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/devmesh-by-hand.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-section=$(sed -n '/^## Building by hand/,/^## /p' "$src/README.md")
+section=$(cd "$src" && sed -n '/^## Building by hand/,/^## /p' README.md)
 [ -n "$section" ] || fail "README.md has no section 'Building by hand'"
 for opt in $(sed -n "s/^option('\([a-z_]*\)'.*/\1/p" "$src/meson_options.txt"); do
   grep -q -- "-D$opt=" <<<"$section" || fail "README's Building by hand does not name option -D$opt"

@@ -60,8 +60,8 @@ else
   echo "neither man nor groff: pages not rendered"
 fi
 
-for d in "$src"/docs/*.md "$src/README.md" "$src/CHANGELOG.md"; do
-  [ -s "$docdir/$(basename "$d")" ] || fail "$(basename "$d") is not installed in $docdir"
+for d in $(cd "$src" && ls docs/*.md README.md CHANGELOG.md); do
+  [ -s "$docdir/$(basename "$d")" ] || fail "$d is not installed in $docdir"
 done
 [ -d "$docdir/img" ] || fail "docs/img is not installed"
 echo "documents installed in $docdir"
