@@ -5,8 +5,10 @@
 !> the C headers, the procedures whose arguments map mechanically, and the
 !> mpi_f08 twin of each `use mpi` procedure <x>_int here (devmesh_*.inc,
 !> included below). This file holds what a C prototype cannot say.
-!> Conventions (ierr, handles, strings, ranks and positions, arrays,
-!> buffers): docs/FORTRAN.md.
+!> Types and kinds (type(devmesh_t), type(devmesh_request_t); element counts
+!> default INTEGER or INTEGER(int64), e.g. size(x, kind=8); every other
+!> number default INTEGER) and conventions (ierr, handles, strings, ranks
+!> and positions, arrays, buffers): docs/FORTRAN.md.
 !>
 !> Collectiveness, as each C function's comment states it (the generated
 !> interfaces repeat that line; tests/docs/check_collectiveness.py checks
@@ -36,7 +38,7 @@
 module devmesh
   use, intrinsic :: iso_c_binding, only: c_int, c_char, c_ptr, c_null_ptr, c_null_char, &
                                          c_loc, c_associated, c_f_pointer, c_size_t, c_sizeof
-  use, intrinsic :: iso_fortran_env, only: error_unit
+  use, intrinsic :: iso_fortran_env, only: error_unit, int64
   use mpi_f08, only: MPI_Comm, MPI_Group, MPI_COMM_NULL
   use devmesh_c_interface
   implicit none
@@ -77,6 +79,11 @@ module devmesh
   character(len=:), allocatable, save :: local_message
   logical, save :: local_pending = .false.
   !$omp threadprivate(local_message, local_pending)
+
+  ! A negative element count, of either kind the collectives take.
+  interface bad_count
+    module procedure bad_count_default, bad_count_int64
+  end interface bad_count
 
 contains
 
@@ -196,12 +203,21 @@ contains
     if (present(stream)) p = stream
   end function stream_arg
 
-  logical function bad_count(count, ierr)
+  logical function bad_count_default(count, ierr)
     integer, intent(in) :: count
     integer, intent(out), optional :: ierr
-    bad_count = count < 0
-    if (bad_count) call fail_local(DEVMESH_ERR_INVALID_ARGUMENT, 'negative count ' // trim(itoa(count)), ierr)
-  end function bad_count
+    bad_count_default = bad_count_int64(int(count, int64), ierr)
+  end function bad_count_default
+
+  logical function bad_count_int64(count, ierr)
+    integer(int64), intent(in) :: count
+    integer, intent(out), optional :: ierr
+    character(len=21) :: text
+    bad_count_int64 = count < 0
+    if (.not. bad_count_int64) return
+    write(text, '(i0)') count
+    call fail_local(DEVMESH_ERR_INVALID_ARGUMENT, 'negative count ' // trim(text), ierr)
+  end function bad_count_int64
 
   ! shape and names of different lengths are passed padded (a negative size,
   ! an empty name) so that the collective still runs and fails everywhere.
