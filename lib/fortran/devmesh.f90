@@ -60,7 +60,7 @@ module devmesh
     type(c_ptr) :: ptr = c_null_ptr
   end type devmesh_request_t
 
-  public :: devmesh_associated, devmesh_flatten, devmesh_unflatten
+  public :: devmesh_associated, devmesh_flatten, devmesh_unflatten, devmesh_flatten_ex, devmesh_unflatten_ex
   public :: devmesh_dim_name, devmesh_create_comms, devmesh_neighbors
   public :: devmesh_backend_comm, devmesh_version
   public :: devmesh_last_error, devmesh_status_string, devmesh_test, devmesh_waitall
@@ -447,6 +447,53 @@ contains
     call finish(c_unflatten(mesh%ptr, cdim%ptr(1), int(size(sizes), c_int), s, cs%ptr, out%ptr), &
                 'devmesh_unflatten', ierr)
   end subroutine devmesh_unflatten
+
+  !> devmesh_flatten_ex(mesh, out [, ierr] [, name=] [, backend=]
+  !> [, backend_options=] [, dim_backends=] [, dim_options=]): devmesh_flatten
+  !> whose new dim runs on a backend of its own (the options as
+  !> devmesh_create_ex's, applied to the new dim).
+  subroutine devmesh_flatten_ex(mesh, out, ierr, name, backend, backend_options, dim_backends, dim_options)
+    type(devmesh_t), intent(in) :: mesh
+    type(devmesh_t), intent(inout) :: out
+    integer, intent(out), optional :: ierr
+    character(len=*), intent(in), optional :: name, backend, backend_options, dim_backends, dim_options
+    type(c_strings), target :: cs, cb, cdb, cbo, cdo
+    type(c_ptr) :: cname
+    type(c_config) :: cfg
+    cname = c_null_ptr
+    if (present(name)) call to_c_name(name, cs, cname)
+    call new_config(cfg, cb, cdb, cbo, cdo, backend, dim_backends, backend_options, dim_options)
+    call finish(c_flatten_ex(mesh%ptr, cname, cfg, out%ptr), 'devmesh_flatten_ex', ierr)
+  end subroutine devmesh_flatten_ex
+
+  !> devmesh_unflatten_ex(mesh, dim, sizes, names, out [, ierr] [, backend=]
+  !> [, backend_options=] [, dim_backends=] [, dim_options=]): devmesh_unflatten
+  !> whose new dims run on backends of their own (dim_backends and
+  !> dim_options by the new names).
+  subroutine devmesh_unflatten_ex(mesh, dim, sizes, names, out, ierr, backend, backend_options, dim_backends, &
+                                  dim_options)
+    type(devmesh_t), intent(in) :: mesh
+    character(len=*), intent(in) :: dim, names(:)
+    integer, intent(in) :: sizes(:)
+    type(devmesh_t), intent(inout) :: out
+    integer, intent(out), optional :: ierr
+    character(len=*), intent(in), optional :: backend, backend_options, dim_backends, dim_options
+    type(c_strings), target :: cs, cdim, cb, cdb, cbo, cdo
+    integer(c_int) :: s(max(size(sizes), 1))
+    type(c_config) :: cfg
+    if (size(sizes) /= size(names)) then
+      call fail_local(DEVMESH_ERR_INVALID_ARGUMENT, 'devmesh_unflatten_ex: got ' // trim(itoa(size(sizes))) // &
+                      ' sizes but ' // trim(itoa(size(names))) // ' names', ierr)
+      return
+    end if
+    call to_c_strings([dim], 1, cdim)
+    call to_c_strings(names, size(names), cs)
+    s = 0
+    s(1:size(sizes)) = int(sizes, c_int)
+    call new_config(cfg, cb, cdb, cbo, cdo, backend, dim_backends, backend_options, dim_options)
+    call finish(c_unflatten_ex(mesh%ptr, cdim%ptr(1), int(size(sizes), c_int), s, cs%ptr, cfg, out%ptr), &
+                'devmesh_unflatten_ex', ierr)
+  end subroutine devmesh_unflatten_ex
 
   !> Name of dim number index (1-based, like coord(index)) into a
   !> character(len=:), allocatable variable.
