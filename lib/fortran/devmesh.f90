@@ -448,15 +448,16 @@ contains
                 'devmesh_unflatten', ierr)
   end subroutine devmesh_unflatten
 
-  !> devmesh_flatten_ex(mesh, out [, ierr] [, name=] [, backend=]
+  !> devmesh_flatten_ex(mesh [, name], out [, ierr] [, backend=]
   !> [, backend_options=] [, dim_backends=] [, dim_options=]): devmesh_flatten
   !> whose new dim runs on a backend of its own (the options as
   !> devmesh_create_ex's, applied to the new dim).
-  subroutine devmesh_flatten_ex(mesh, out, ierr, name, backend, backend_options, dim_backends, dim_options)
+  subroutine devmesh_flatten_ex(mesh, name, out, ierr, backend, backend_options, dim_backends, dim_options)
     type(devmesh_t), intent(in) :: mesh
+    character(len=*), intent(in), optional :: name
     type(devmesh_t), intent(inout) :: out
     integer, intent(out), optional :: ierr
-    character(len=*), intent(in), optional :: name, backend, backend_options, dim_backends, dim_options
+    character(len=*), intent(in), optional :: backend, backend_options, dim_backends, dim_options
     type(c_strings), target :: cs, cb, cdb, cbo, cdo
     type(c_ptr) :: cname
     type(c_config) :: cfg

@@ -159,7 +159,7 @@ program test_f08
     call check(dim_backend(plugged, 'dp') == 'mpi', 'dp stays on mpi')
     call check_dim(plugged, 'tp', [(coord(1) * nt + k, k = 0, nt - 1)])
     ! A flattened or unflattened dim gets its backend where it is made.
-    call devmesh_flatten_ex(plugged, probe, ierr, name='both', backend='example')
+    call devmesh_flatten_ex(plugged, 'both', probe, ierr, backend='example')
     call check(ierr == DEVMESH_SUCCESS, 'flatten_ex with backend example')
     if (ierr == DEVMESH_SUCCESS) call check(dim_backend(probe, 'both') == 'example', 'both runs on example')
     call devmesh_destroy(probe)
