@@ -66,6 +66,8 @@
 #include <mpi.h>
 #include <stddef.h>
 
+#include "devmesh/mpi_check.h" /* one #error for an mpi.h of another MPI than devmesh's */
+
 #if defined(__GNUC__) || defined(__clang__)
 #define DEVMESH_C_API __attribute__((visibility("default")))
 #else
@@ -176,13 +178,17 @@ typedef struct devmesh_config_s {
   unsigned int magic;   /* DEVMESH_CONFIG_MAGIC */
   unsigned int version; /* DEVMESH_VERSION_CODE of the caller's header */
   const char *backend;  /* backend of every dim without an override; NULL: "mpi" */
-  /* Per-dim backends, by the name of the dim in the view that asks:
-   * "dim=backend[,dim=backend...]", e.g. "tp=nccl"; NULL: none. */
+  /* Per-dim backends of the mesh's dims, by name:
+   * "dim=backend[,dim=backend...]", e.g. "tp=nccl"; NULL: none. A name that
+   * is no dim of the mesh -> UNKNOWN_DIM naming it. A dim made later by
+   * flatten or unflatten gets its backend there (devmesh_flatten_ex,
+   * devmesh_unflatten_ex), not from this field. */
   const char *dim_backends;
   /* Options of the default backend: "key=value[,key=value...]"; NULL: none. */
   const char *backend_options;
   /* Options of per-dim backends: "dim:key=value[,key=value...][;dim:...]",
-   * e.g. "tp:timeout=30,device=0"; NULL: none. */
+   * e.g. "tp:timeout=30,device=0"; NULL: none. Dims of the mesh, as
+   * dim_backends. */
   const char *dim_options;
   /* An explicit rank list: root index x is parent rank ranks[x]; nranks
    * distinct parent ranks, and zeros in shape are chosen so that the
@@ -227,7 +233,9 @@ enum devmesh_comm_errors {
  * dim_options string, a bad comm_errors, host_aware other than 0 or 1 ->
  * INVALID_ARGUMENT; nranks set and < 1, nranks set with ranks NULL, ranks
  * set with nranks unset, a negative, out-of-range or repeated rank, a rank
- * list with host_aware 1 -> INVALID_ARGUMENT; prod(shape) != nranks ->
+ * list with host_aware 1 -> INVALID_ARGUMENT; a dim_backends or
+ * dim_options entry naming no dim of the mesh -> UNKNOWN_DIM naming every
+ * such entry; prod(shape) != nranks ->
  * SHAPE_MISMATCH; with host_aware, hosts with different numbers of ranks
  * -> SHAPE_MISMATCH (the message lists the counts) and DEVMESH_HOST_ID set
  * on some ranks only -> INCONSISTENT; ranks that passed different rank
@@ -340,6 +348,36 @@ DEVMESH_C_API int devmesh_flatten(devmesh_t m, const char *name, devmesh_t *out)
  * pieces -> SHAPE_MISMATCH. */
 DEVMESH_C_API int devmesh_unflatten(devmesh_t m, const char *dim, int n, const int sizes[],
                                     const char *const names[], devmesh_t *out);
+
+/* devmesh_flatten and devmesh_unflatten whose new dims run on a backend of
+ * their own (config NULL: none, as devmesh_flatten and devmesh_unflatten).
+ * The config's backend fields apply to the dims the call makes, as
+ * devmesh_create_ex applies them to a mesh's dims: `backend` (with
+ * backend_options) to every new dim, dim_backends and dim_options by the
+ * new dims' names; a new dim without a backend runs on the mesh's default.
+ * The new dim keeps its backend in every later view of it (a flattened name
+ * sliced from the root, the same flatten or unflatten again):
+ *   cfg.backend = "nccl";  devmesh_flatten_ex(dp_cp_view, "dp_cp", &cfg, &flat);
+ * The backend is loaded and its options checked here, on the calling rank;
+ * every member of the new dim's groups must give it the same backend
+ * before its communicator is made.
+ * Not collective.
+ * Errors: as devmesh_flatten and devmesh_unflatten, plus: a config not
+ * made from DEVMESH_CONFIG_INITIALIZER, a malformed field, nranks, ranks,
+ * host_aware or comm_errors set, backend_options without backend ->
+ * INVALID_ARGUMENT; dim_backends or dim_options naming a dim the call does
+ * not make -> UNKNOWN_DIM; an unknown backend or option ->
+ * INVALID_ARGUMENT, a backend that cannot run here -> UNSUPPORTED (as
+ * devmesh_create_ex); a dim made before (same name, same layout) or a root
+ * dim given another backend than it has -> DUPLICATE_NAME (a dim keeps the
+ * backend it was first made with). */
+DEVMESH_C_API int devmesh_flatten_ex(devmesh_t m, const char *name, const devmesh_config_t *config,
+                                     devmesh_t *out);
+/* devmesh_unflatten with backends for the new dims, as devmesh_flatten_ex.
+ * Not collective. */
+DEVMESH_C_API int devmesh_unflatten_ex(devmesh_t m, const char *dim, int n, const int sizes[],
+                                       const char *const names[], const devmesh_config_t *config,
+                                       devmesh_t *out);
 
 /* The dims of meshes[0], then of meshes[1], ..., in that order: a view of
  * one root made of dims taken from several views (PyTorch's _concatenate),

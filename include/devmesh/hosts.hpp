@@ -29,6 +29,8 @@
 
 #include <mpi.h>
 
+#include "devmesh/mpi_check.h"  // one #error for an mpi.h of another MPI than devmesh's
+
 #include <string>
 #include <string_view>
 #include <vector>

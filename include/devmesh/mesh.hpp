@@ -48,6 +48,8 @@
 
 #include <mpi.h>
 
+#include "devmesh/mpi_check.h"  // one #error for an mpi.h of another MPI than devmesh's
+
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -105,11 +107,15 @@ struct MeshOptions {
   std::string backend = "mpi";
   // Options of that backend, each "key=value" (docs/BACKENDS.md lists them).
   std::vector<std::string> backend_options;
-  // Per-dim backend overrides, by dim name of the view asking (like
-  // PyTorch's backend_override), e.g. {{"tp", "nccl"}}.
+  // Per-dim backend overrides of the mesh's own dims, by name (like
+  // PyTorch's backend_override), e.g. {{"tp", "nccl"}}. A name that is no
+  // dim of the mesh fails creation with unknown_dim naming it, on every
+  // rank. A dim made later by flatten or unflatten gets its backend there
+  // (their DimBackend argument), not from these names.
   std::vector<std::pair<std::string, std::string>> dim_backends;
-  // Options of a dim's backend, {dim, "key=value"}, e.g. {{"tp", "timeout=30"}}.
-  // A dim with options of its own does not take backend_options.
+  // Options of a dim's backend, {dim, "key=value"}, e.g. {{"tp", "timeout=30"}}
+  // (dims of the mesh, as dim_backends). A dim with options of its own does
+  // not take backend_options.
   std::vector<std::pair<std::string, std::string>> dim_options;
   // The error handler of the communicators the mesh hands out.
   CommErrors comm_errors = CommErrors::inherit;
@@ -120,6 +126,17 @@ struct MeshOptions {
   // disagree on it get inconsistent like any other argument. Not with a
   // rank list (invalid_argument).
   bool host_aware = false;
+};
+
+// The backend of a dim that flatten or unflatten makes, with that
+// backend's own "key=value" options: the dim made runs on it, and so does
+// every later view of that dim (a flattened name sliced from the root, the
+// same flatten or unflatten again). An empty name: the mesh's default
+// backend (MeshOptions::backend and backend_options), what a dim made
+// without one gets.
+struct DimBackend {
+  std::string name;
+  std::vector<std::string> options;
 };
 
 namespace detail {
@@ -199,6 +216,18 @@ class DEVMESH_API Mesh {
   Mesh flatten(std::optional<std::string> name = std::nullopt) const;
   Mesh unflatten(std::string_view dim, const std::vector<int>& sizes,
                  const std::vector<std::string>& names) const;
+  // flatten and unflatten whose new dims run on the backends given (one per
+  // new name for unflatten). The backend is found, loaded and opened with
+  // its options here, on the calling rank (errors as at creation:
+  // invalid_argument for an unknown backend or option, unsupported for one
+  // that cannot run here). A dim keeps the backend it was first made with:
+  // making the same dim (same name, same layout) with another backend, or
+  // giving a root dim another backend than the mesh's options gave it ->
+  // duplicate_name. Every member of the new dim's groups must give it the
+  // same backend before the dim's communicator is made.
+  Mesh flatten(std::optional<std::string> name, const DimBackend& backend) const;
+  Mesh unflatten(std::string_view dim, const std::vector<int>& sizes, const std::vector<std::string>& names,
+                 const std::vector<DimBackend>& backends) const;
   Mesh root() const;
   // The dims of every mesh in turn (View::concatenate), e.g.
   // Mesh::concatenate({mesh["dp", "cp"].flatten("dp_cp"), mesh["tp"]}).
@@ -235,8 +264,9 @@ class DEVMESH_API Mesh {
   // (A layout of an adopted dim, see adopt(): the program's communicator
   // itself, unnamed, unwatched, its error handler left alone.)
   MPI_Comm comm(std::string_view dim = {}) const;
-  // The dim's communicator in its backend (options.backend or the dim's
-  // override), for the collectives of backend.hpp.
+  // The dim's communicator in its backend (options.backend, the dim's
+  // override, or the backend flatten/unflatten gave the dim), for the
+  // collectives of backend.hpp.
   Communicator& communicator(std::string_view dim = {}) const;
   // The name of dim's backend ("mpi", "nccl", ...). Not collective; the
   // string lives as long as the process.

@@ -138,6 +138,11 @@ inline std::vector<std::string> strings(int n, const char* const a[], const char
   return out;
 }
 
+// The backends of the dims devmesh_flatten_ex or devmesh_unflatten_ex makes,
+// one per new name, from the config's backend fields (creation_c.cpp).
+std::vector<devmesh::DimBackend> new_dim_backends(const devmesh_config_t* config,
+                                                  const std::vector<std::string>& new_names);
+
 inline std::unique_ptr<devmesh_s> make_handle(Mesh mesh) {
   auto h = std::make_unique<devmesh_s>();
   h->names = mesh.names();

@@ -225,3 +225,56 @@ int devmesh_create_from_group(MPI_Group group, const char* tag, int ndim, const 
 }
 
 }  // extern "C"
+
+namespace devmesh::capi {
+
+// The backends of the dims devmesh_flatten_ex or devmesh_unflatten_ex
+// makes (new_names), from the config's backend fields: `backend` (with
+// backend_options) for every new dim, dim_backends and dim_options by new
+// name, as devmesh_create_ex gives them to a mesh's dims. An empty
+// DimBackend: none chosen (the mesh's default backend).
+std::vector<devmesh::DimBackend> new_dim_backends(const devmesh_config_t* config,
+                                                  const std::vector<std::string>& new_names) {
+  std::vector<devmesh::DimBackend> out(new_names.size());
+  if (!config) return out;
+  const devmesh::MeshOptions o = creation_of(config).options;  // checks magic, size and syntax
+  devmesh_config_t c = DEVMESH_CONFIG_INITIALIZER;
+  std::memcpy(&c, config, std::min(config->size, sizeof c));
+  if (c.nranks != DEVMESH_CONFIG_UNSET || c.ranks || c.host_aware != DEVMESH_CONFIG_UNSET ||
+      c.comm_errors != DEVMESH_CONFIG_UNSET)
+    invalid("a new dim takes only the config's backend fields (backend, backend_options, dim_backends, "
+            "dim_options); nranks, ranks, host_aware and comm_errors are the mesh's");
+  const std::string fallback = c.backend ? c.backend : "";
+  if (fallback.empty() && !o.backend_options.empty())
+    invalid("backend_options without a backend (a new dim without one runs on the mesh's default backend, "
+            "with the mesh's options)");
+  std::string unknown;
+  const auto known = [&](const std::string& dim, const char* field) {
+    if (std::find(new_names.begin(), new_names.end(), dim) == new_names.end() &&
+        unknown.find("'" + dim + "'") == std::string::npos)
+      unknown += (unknown.empty() ? "" : ", ") + std::string(field) + " '" + dim + "'";
+  };
+  for (const auto& [dim, backend] : o.dim_backends) known(dim, "dim_backends");
+  for (const auto& [dim, option] : o.dim_options) known(dim, "dim_options");
+  if (!unknown.empty()) {
+    std::string made;
+    for (std::size_t i = 0; i < new_names.size(); ++i) made += (i ? ", " : "") + new_names[i];
+    throw Error(Status::unknown_dim, unknown + ": not a dim this call makes (it makes: " + made + ")");
+  }
+  for (std::size_t i = 0; i < new_names.size(); ++i) {
+    devmesh::DimBackend& b = out[i];
+    b.name = fallback;
+    bool own_options = false;
+    for (const auto& [dim, backend] : o.dim_backends)
+      if (dim == new_names[i]) b.name = backend;
+    for (const auto& [dim, option] : o.dim_options)
+      if (dim == new_names[i]) {
+        b.options.push_back(option);
+        own_options = true;
+      }
+    if (!own_options && !b.name.empty() && b.name == fallback) b.options = o.backend_options;
+  }
+  return out;
+}
+
+}  // namespace devmesh::capi

@@ -59,6 +59,41 @@ void copy_ints(const std::vector<int>& v, int capacity, const char* capacity_nam
   copy_ints(v, out);
 }
 
+// devmesh_flatten(_ex): config NULL gives the new dim no backend of its own.
+int flatten_c(const char* fn, devmesh_t m, const char* name, const devmesh_config_t* config, devmesh_t* out) {
+  return guard(fn, [&] {
+    const Mesh& mesh = mesh_of(m);
+    need(out, "the output handle pointer");
+    // The name the flattened dim will have, for the config's per-dim fields.
+    std::string made = name ? name : "";
+    if (!name)
+      for (const std::string& d : mesh.names()) made += (made.empty() ? "" : "_") + d;
+    std::optional<std::string> n;
+    if (name) n = name;
+    give(make_handle(mesh.flatten(std::move(n), new_dim_backends(config, {made})[0])), out);
+  });
+}
+
+// devmesh_unflatten(_ex), as devmesh_flatten(_ex).
+int unflatten_c(const char* fn, devmesh_t m, const char* dim, int n, const int sizes[], const char* const names[],
+                const devmesh_config_t* config, devmesh_t* out) {
+  return guard(fn, [&] {
+    const Mesh& mesh = mesh_of(m);
+    need(out, "the output handle pointer");
+    need(dim, "dim");
+    if (n < 1) invalid("n is " + std::to_string(n) + "; unflatten needs at least one size");
+    need(sizes, "sizes");
+    need(names, "names");
+    std::vector<int> s(sizes, sizes + n);
+    for (int i = 0; i < n; ++i)
+      if (s[static_cast<std::size_t>(i)] < 1 && s[static_cast<std::size_t>(i)] != -1)
+        invalid("unflatten size " + std::to_string(s[static_cast<std::size_t>(i)]) + " at position " +
+                std::to_string(i) + " must be at least 1 (or -1, inferred)");
+    const std::vector<std::string> new_names = strings(n, names, "names");
+    give(make_handle(mesh.unflatten(dim, s, new_names, new_dim_backends(config, new_names))), out);
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -120,31 +155,21 @@ int devmesh_slice(devmesh_t m, int n, const char* const dims[], devmesh_t* out) 
 }
 
 int devmesh_flatten(devmesh_t m, const char* name, devmesh_t* out) {
-  return guard("devmesh_flatten", [&] {
-    const Mesh& mesh = mesh_of(m);
-    need(out, "the output handle pointer");
-    std::optional<std::string> n;
-    if (name) n = name;
-    give(make_handle(mesh.flatten(std::move(n))), out);
-  });
+  return flatten_c("devmesh_flatten", m, name, nullptr, out);
+}
+
+int devmesh_flatten_ex(devmesh_t m, const char* name, const devmesh_config_t* config, devmesh_t* out) {
+  return flatten_c("devmesh_flatten_ex", m, name, config, out);
 }
 
 int devmesh_unflatten(devmesh_t m, const char* dim, int n, const int sizes[], const char* const names[],
                       devmesh_t* out) {
-  return guard("devmesh_unflatten", [&] {
-    const Mesh& mesh = mesh_of(m);
-    need(out, "the output handle pointer");
-    need(dim, "dim");
-    if (n < 1) invalid("n is " + std::to_string(n) + "; unflatten needs at least one size");
-    need(sizes, "sizes");
-    need(names, "names");
-    std::vector<int> s(sizes, sizes + n);
-    for (int i = 0; i < n; ++i)
-      if (s[static_cast<std::size_t>(i)] < 1 && s[static_cast<std::size_t>(i)] != -1)
-        invalid("unflatten size " + std::to_string(s[static_cast<std::size_t>(i)]) + " at position " +
-                std::to_string(i) + " must be at least 1 (or -1, inferred)");
-    give(make_handle(mesh.unflatten(dim, s, strings(n, names, "names"))), out);
-  });
+  return unflatten_c("devmesh_unflatten", m, dim, n, sizes, names, nullptr, out);
+}
+
+int devmesh_unflatten_ex(devmesh_t m, const char* dim, int n, const int sizes[], const char* const names[],
+                         const devmesh_config_t* config, devmesh_t* out) {
+  return unflatten_c("devmesh_unflatten_ex", m, dim, n, sizes, names, config, out);
 }
 
 int devmesh_root(devmesh_t m, devmesh_t* out) {

@@ -5,8 +5,10 @@
 !> the C headers, the procedures whose arguments map mechanically, and the
 !> mpi_f08 twin of each `use mpi` procedure <x>_int here (devmesh_*.inc,
 !> included below). This file holds what a C prototype cannot say.
-!> Conventions (ierr, handles, strings, ranks and positions, arrays,
-!> buffers): docs/FORTRAN.md.
+!> Types and kinds (type(devmesh_t), type(devmesh_request_t); element counts
+!> default INTEGER or INTEGER(int64), e.g. size(x, kind=8); every other
+!> number default INTEGER) and conventions (ierr, handles, strings, ranks
+!> and positions, arrays, buffers): docs/FORTRAN.md.
 !>
 !> Collectiveness, as each C function's comment states it (the generated
 !> interfaces repeat that line; tests/docs/check_collectiveness.py checks
@@ -28,17 +30,21 @@
 !>                              sendrecv: between the ranks named)
 !>
 !> The module is compiled by the compiler that built devmesh (module files are
-!> compiler-specific); link with -ldevmesh_fortran -ldevmesh (pkg-config
-!> devmesh-fortran, or CMake's devmesh::fortran).
+!> compiler-specific) against one MPI's mpi_f08 module: programs need that
+!> compiler and that MPI (DEVMESH_MPI_FAMILY, DEVMESH_MPI_LIBRARY; its
+!> wrapper: pkg-config --variable=mpifort devmesh-fortran). Link with
+!> -ldevmesh_fortran -ldevmesh (pkg-config devmesh-fortran, or CMake's
+!> devmesh::fortran).
 module devmesh
   use, intrinsic :: iso_c_binding, only: c_int, c_char, c_ptr, c_null_ptr, c_null_char, &
                                          c_loc, c_associated, c_f_pointer, c_size_t, c_sizeof
-  use, intrinsic :: iso_fortran_env, only: error_unit
+  use, intrinsic :: iso_fortran_env, only: error_unit, int64
   use mpi_f08, only: MPI_Comm, MPI_Group, MPI_COMM_NULL
   use devmesh_c_interface
   implicit none
   private
   include 'devmesh_public.inc'
+  include 'devmesh_mpi.inc'
 
   !> A handle to one view of a mesh; the null handle (ptr = c_null_ptr) is
   !> "no mesh", what ranks outside a rank list get. `ptr` is the C API's
@@ -54,7 +60,7 @@ module devmesh
     type(c_ptr) :: ptr = c_null_ptr
   end type devmesh_request_t
 
-  public :: devmesh_associated, devmesh_flatten, devmesh_unflatten
+  public :: devmesh_associated, devmesh_flatten, devmesh_unflatten, devmesh_flatten_ex, devmesh_unflatten_ex
   public :: devmesh_dim_name, devmesh_create_comms, devmesh_neighbors
   public :: devmesh_backend_comm, devmesh_version
   public :: devmesh_last_error, devmesh_status_string, devmesh_test, devmesh_waitall
@@ -73,6 +79,11 @@ module devmesh
   character(len=:), allocatable, save :: local_message
   logical, save :: local_pending = .false.
   !$omp threadprivate(local_message, local_pending)
+
+  ! A negative element count, of either kind the collectives take.
+  interface bad_count
+    module procedure bad_count_default, bad_count_int64
+  end interface bad_count
 
 contains
 
@@ -192,12 +203,21 @@ contains
     if (present(stream)) p = stream
   end function stream_arg
 
-  logical function bad_count(count, ierr)
+  logical function bad_count_default(count, ierr)
     integer, intent(in) :: count
     integer, intent(out), optional :: ierr
-    bad_count = count < 0
-    if (bad_count) call fail_local(DEVMESH_ERR_INVALID_ARGUMENT, 'negative count ' // trim(itoa(count)), ierr)
-  end function bad_count
+    bad_count_default = bad_count_int64(int(count, int64), ierr)
+  end function bad_count_default
+
+  logical function bad_count_int64(count, ierr)
+    integer(int64), intent(in) :: count
+    integer, intent(out), optional :: ierr
+    character(len=21) :: text
+    bad_count_int64 = count < 0
+    if (.not. bad_count_int64) return
+    write(text, '(i0)') count
+    call fail_local(DEVMESH_ERR_INVALID_ARGUMENT, 'negative count ' // trim(text), ierr)
+  end function bad_count_int64
 
   ! shape and names of different lengths are passed padded (a negative size,
   ! an empty name) so that the collective still runs and fails everywhere.
@@ -427,6 +447,54 @@ contains
     call finish(c_unflatten(mesh%ptr, cdim%ptr(1), int(size(sizes), c_int), s, cs%ptr, out%ptr), &
                 'devmesh_unflatten', ierr)
   end subroutine devmesh_unflatten
+
+  !> devmesh_flatten_ex(mesh [, name], out [, ierr] [, backend=]
+  !> [, backend_options=] [, dim_backends=] [, dim_options=]): devmesh_flatten
+  !> whose new dim runs on a backend of its own (the options as
+  !> devmesh_create_ex's, applied to the new dim).
+  subroutine devmesh_flatten_ex(mesh, name, out, ierr, backend, backend_options, dim_backends, dim_options)
+    type(devmesh_t), intent(in) :: mesh
+    character(len=*), intent(in), optional :: name
+    type(devmesh_t), intent(inout) :: out
+    integer, intent(out), optional :: ierr
+    character(len=*), intent(in), optional :: backend, backend_options, dim_backends, dim_options
+    type(c_strings), target :: cs, cb, cdb, cbo, cdo
+    type(c_ptr) :: cname
+    type(c_config) :: cfg
+    cname = c_null_ptr
+    if (present(name)) call to_c_name(name, cs, cname)
+    call new_config(cfg, cb, cdb, cbo, cdo, backend, dim_backends, backend_options, dim_options)
+    call finish(c_flatten_ex(mesh%ptr, cname, cfg, out%ptr), 'devmesh_flatten_ex', ierr)
+  end subroutine devmesh_flatten_ex
+
+  !> devmesh_unflatten_ex(mesh, dim, sizes, names, out [, ierr] [, backend=]
+  !> [, backend_options=] [, dim_backends=] [, dim_options=]): devmesh_unflatten
+  !> whose new dims run on backends of their own (dim_backends and
+  !> dim_options by the new names).
+  subroutine devmesh_unflatten_ex(mesh, dim, sizes, names, out, ierr, backend, backend_options, dim_backends, &
+                                  dim_options)
+    type(devmesh_t), intent(in) :: mesh
+    character(len=*), intent(in) :: dim, names(:)
+    integer, intent(in) :: sizes(:)
+    type(devmesh_t), intent(inout) :: out
+    integer, intent(out), optional :: ierr
+    character(len=*), intent(in), optional :: backend, backend_options, dim_backends, dim_options
+    type(c_strings), target :: cs, cdim, cb, cdb, cbo, cdo
+    integer(c_int) :: s(max(size(sizes), 1))
+    type(c_config) :: cfg
+    if (size(sizes) /= size(names)) then
+      call fail_local(DEVMESH_ERR_INVALID_ARGUMENT, 'devmesh_unflatten_ex: got ' // trim(itoa(size(sizes))) // &
+                      ' sizes but ' // trim(itoa(size(names))) // ' names', ierr)
+      return
+    end if
+    call to_c_strings([dim], 1, cdim)
+    call to_c_strings(names, size(names), cs)
+    s = 0
+    s(1:size(sizes)) = int(sizes, c_int)
+    call new_config(cfg, cb, cdb, cbo, cdo, backend, dim_backends, backend_options, dim_options)
+    call finish(c_unflatten_ex(mesh%ptr, cdim%ptr(1), int(size(sizes), c_int), s, cs%ptr, cfg, out%ptr), &
+                'devmesh_unflatten_ex', ierr)
+  end subroutine devmesh_unflatten_ex
 
   !> Name of dim number index (1-based, like coord(index)) into a
   !> character(len=:), allocatable variable.

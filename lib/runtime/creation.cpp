@@ -90,6 +90,27 @@ void load_backends(Creation& c) {
   }
 }
 
+// Per-dim backends and options name dims of the mesh: a name that is none
+// (a typo, or a dim that only a later flatten or unflatten would make)
+// fails instead of being silently ignored.
+void check_dim_names(const CreationRequest& r) {
+  std::vector<std::string> unknown;
+  const auto note = [&](const std::string& dim, const char* field) {
+    if (std::find(r.names.begin(), r.names.end(), dim) != r.names.end()) return;
+    const std::string item = std::string(field) + " '" + dim + "'";
+    if (std::find(unknown.begin(), unknown.end(), item) == unknown.end()) unknown.push_back(item);
+  };
+  for (const auto& [dim, backend] : r.options.dim_backends) note(dim, "dim_backends");
+  for (const auto& [dim, option] : r.options.dim_options) note(dim, "dim_options");
+  if (unknown.empty()) return;
+  std::string named, dims;
+  for (std::size_t i = 0; i < unknown.size(); ++i) named += (i ? ", " : "") + unknown[i];
+  for (std::size_t i = 0; i < r.names.size(); ++i) dims += (i ? ", " : "") + r.names[i];
+  throw Error(Status::unknown_dim,
+              named + (unknown.size() == 1 ? " names no dim" : " name no dim") + " of the mesh (its dims: " + dims +
+                  "); a dim made by flatten or unflatten gets its backend there");
+}
+
 // Everything this rank can check before the agreement.
 void check_locally(Creation& c) {
   const CreationRequest& r = c.request;
@@ -110,6 +131,7 @@ void check_locally(Creation& c) {
     default:
       break;
   }
+  check_dim_names(r);
   load_backends(c);
   switch (r.kind) {
     case CreationKind::comms:

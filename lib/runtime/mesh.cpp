@@ -91,6 +91,42 @@ Mesh Mesh::unflatten(std::string_view dim, const std::vector<int>& sizes,
   return Mesh(view().unflatten(dim, wide, names), state_);
 }
 
+namespace {
+
+detail::BackendSpec spec_of(const DimBackend& b) {
+  if (b.name.empty() && !b.options.empty())
+    throw Error(Status::invalid_argument, "backend options without a backend name (an empty name is the "
+                                          "mesh's default backend, with the mesh's options)");
+  return {b.name, b.options};
+}
+
+}  // namespace
+
+Mesh Mesh::flatten(std::optional<std::string> name, const DimBackend& backend) const {
+  const detail::BackendSpec spec = spec_of(backend);
+  state();
+  state_->open_backends({spec});
+  Mesh out = flatten(std::move(name));
+  state_->choose_backends({{out.view().dims()[0], spec}});
+  return out;
+}
+
+Mesh Mesh::unflatten(std::string_view dim, const std::vector<int>& sizes, const std::vector<std::string>& names,
+                     const std::vector<DimBackend>& backends) const {
+  if (backends.size() != names.size())
+    throw Error(Status::invalid_argument, "unflatten got " + std::to_string(backends.size()) + " backends for " +
+                                              std::to_string(names.size()) + " new dims (give one per new dim)");
+  std::vector<detail::BackendSpec> specs;
+  for (const DimBackend& b : backends) specs.push_back(spec_of(b));
+  state();
+  state_->open_backends(specs);
+  Mesh out = unflatten(dim, sizes, names);
+  std::vector<std::pair<Dim, detail::BackendSpec>> chosen;
+  for (std::size_t i = 0; i < names.size(); ++i) chosen.emplace_back(out.view().dim(names[i]), specs[i]);
+  state_->choose_backends(chosen);
+  return out;
+}
+
 Mesh Mesh::root() const { return Mesh(view().root(), state_); }
 
 Mesh Mesh::concatenate(const std::vector<Mesh>& meshes) {
@@ -162,12 +198,12 @@ MPI_Comm Mesh::comm(std::string_view dim) const {
 
 Communicator& Mesh::communicator(std::string_view dim) const {
   const Dim& d = view().dims()[dim_of(dim)];
-  return state_->communicator(d.layout, d.name, detail::backend_of(state_->options(), d.name));
+  return state_->communicator(d.layout, d.name, state_->backend_of(d));
 }
 
 std::string_view Mesh::backend(std::string_view dim) const {
   const Dim& d = view().dims()[dim_of(dim)];
-  return detail::load_backend(detail::backend_of(state_->options(), d.name).name).name;
+  return detail::load_backend(state_->backend_of(d).name).name;
 }
 
 void Mesh::create_comms(CommPath path) const { state_->create_comms(view(), path); }

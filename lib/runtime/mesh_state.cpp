@@ -151,6 +151,47 @@ void MeshState::inherit_errhandler(MPI_Comm parent) {
   DEVMESH_MPI(MPI_Comm_get_errhandler(parent, &errhandler_));
 }
 
+BackendSpec MeshState::backend_of(const Dim& dim) {
+  Lock lock(mutex_);
+  if (auto it = chosen_.find({dim.name, key_of(dim.layout)}); it != chosen_.end()) return it->second;
+  return detail::backend_of(options_, dim.name);
+}
+
+void MeshState::open_backends(const std::vector<BackendSpec>& specs) {
+  Lock lock(mutex_);
+  check_alive(lock);
+  for (const BackendSpec& spec : specs) {
+    if (spec.name.empty() || backends_.count(spec.key())) continue;
+    backends_.emplace(spec.key(), std::make_unique<BackendInstance>(spec));
+  }
+}
+
+void MeshState::choose_backends(const std::vector<std::pair<Dim, BackendSpec>>& chosen) {
+  Lock lock(mutex_);
+  const auto describe = [](const BackendSpec& b) {
+    std::string out = "'" + b.name + "'";
+    for (std::size_t i = 0; i < b.options.size(); ++i) out += (i ? "," : " with ") + b.options[i];
+    return out;
+  };
+  const std::vector<std::string>& roots = root_.root_names();
+  for (const auto& [dim, spec] : chosen) {
+    if (spec.name.empty()) continue;
+    BackendSpec before;
+    if (auto it = chosen_.find({dim.name, key_of(dim.layout)}); it != chosen_.end())
+      before = it->second;
+    else if (std::find(roots.begin(), roots.end(), dim.name) != roots.end())
+      before = detail::backend_of(options_, dim.name);
+    if (!before.name.empty() && before.key() != spec.key())
+      throw Error(Status::duplicate_name,
+                  "dim '" + dim.name + "' (" + to_string(coalesce(dim.layout)) + ") runs on backend " +
+                      describe(before) + " already, not " + describe(spec) +
+                      ": a dim keeps the backend it was first made with (a root dim's comes from the mesh's "
+                      "options)");
+  }
+  for (const auto& [dim, spec] : chosen)
+    if (!spec.name.empty()) chosen_.emplace(std::make_pair(dim.name, key_of(dim.layout)), spec);
+}
+
 void MeshState::add_backend(const BackendSpec& spec, std::unique_ptr<BackendInstance> instance) {
   Lock lock(mutex_);
   backends_.emplace(spec.key(), std::move(instance));
@@ -429,7 +470,10 @@ void MeshState::create_comms(const View& v, CommPath path) {
     return_errors(c);
     hand_out(lock, std::move(key), c, comm_name(d.name));
   }
-  for (const Dim& d : v.dims()) communicator(lock, d.layout, d.name, backend_of(options_, d.name), true);
+  for (const Dim& d : v.dims()) {
+    auto it = chosen_.find({d.name, key_of(d.layout)});
+    communicator(lock, d.layout, d.name, it != chosen_.end() ? it->second : detail::backend_of(options_, d.name), true);
+  }
 }
 
 }  // namespace devmesh::detail

@@ -65,6 +65,20 @@ class MeshState {
   // handler. Not counted in comm_count().
   void insert_program_comm(const Layout& layout, MPI_Comm comm, std::string_view dim);
 
+  // --- backends of dims ------------------------------------------------------
+  // The backend a dim of a view of this root runs on: the one flatten or
+  // unflatten gave it, else the options' rule for the root's dims (by name;
+  // any other dim: the default backend).
+  BackendSpec backend_of(const Dim& dim);
+  // Opens the backends of specs (each loaded and its options checked, on
+  // this rank) before the dims they are for are made. Not collective.
+  void open_backends(const std::vector<BackendSpec>& specs);
+  // Records the backend of each dim made by flatten or unflatten (specs
+  // opened already; an empty name: none chosen). A dim keeps the backend it
+  // was first made with: another one for a dim made before, or for a root
+  // dim, throws duplicate_name and records none.
+  void choose_backends(const std::vector<std::pair<Dim, BackendSpec>>& chosen);
+
   // --- the mesh's communicators (see mesh.hpp for collectiveness) ----------
   // The MPI communicator of a layout over the caller's group, made the
   // first time; dim names it (the dim asking).
@@ -136,6 +150,8 @@ class MeshState {
   std::mutex mutex_;
   std::map<std::vector<index_t>, Handout> handouts_;
   std::map<std::string, std::unique_ptr<BackendInstance>, std::less<>> backends_;  // by BackendSpec::key
+  // Backends chosen by flatten/unflatten, by dim name and coalesced layout.
+  std::map<std::pair<std::string, std::vector<index_t>>, BackendSpec> chosen_;
   MPI_Comm root_comm_ = MPI_COMM_NULL;
   // Error handler of handed-out communicators: the parent's (a reference
   // from MPI_Comm_get_errhandler, freed at release), or
@@ -146,8 +162,8 @@ class MeshState {
   bool released_ = false;
 };
 
-// The backend a view's dim runs on, with its options: the dim's override
-// and options, else the mesh default and its options.
+// The backend a dim of the mesh runs on by the options, with its options:
+// the dim's override and options, else the mesh default and its options.
 BackendSpec backend_of(const MeshOptions& options, std::string_view dim);
 // Every distinct backend the options name (the default first).
 std::vector<BackendSpec> backends_named(const MeshOptions& options);

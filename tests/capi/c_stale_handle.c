@@ -34,6 +34,7 @@ static void every_call_refuses(devmesh_t h, const char *what) {
   refused(devmesh_comm(h, NULL, &c), what);
   refused(devmesh_slice(h, 1, dims, &out), what);
   refused(devmesh_flatten(h, NULL, &out), what);
+  refused(devmesh_flatten_ex(h, NULL, NULL, &out), what);
   refused(devmesh_concatenate(1, &h, &out), what);
   refused(devmesh_barrier(h, NULL, NULL), what);
   CHECK(v == -7 && arr[0] == -7 && strcmp(name, "untouched") == 0 && c == MPI_COMM_SELF && out == NULL,

@@ -178,6 +178,130 @@ BOOST_AUTO_TEST_CASE(bad_configs) {
   }
 }
 
+// dim_backends and dim_options name dims of the mesh: a typo, or a dim that
+// only a later flatten would make, is UNKNOWN_DIM on every rank, naming
+// every such entry, instead of being ignored.
+BOOST_AUTO_TEST_CASE(per_dim_names_must_be_dims_of_the_mesh) {
+  devmesh_config_t cfg = DEVMESH_CONFIG_INITIALIZER;
+  cfg.dim_backends = "dp=mpi,Tp=example";
+  expect_create_error(&cfg, DEVMESH_ERR_UNKNOWN_DIM, "dim_backends 'Tp' names no dim of the mesh (its dims: dp, tp)");
+  cfg.dim_backends = "dp_tp=example,all=mpi";
+  expect_create_error(&cfg, DEVMESH_ERR_UNKNOWN_DIM, "dim_backends 'dp_tp', dim_backends 'all' name no dim");
+  cfg = DEVMESH_CONFIG_INITIALIZER;
+  cfg.dim_backends = "tp=example";
+  cfg.dim_options = "tp:scale=2;zz:scale=3";
+  expect_create_error(&cfg, DEVMESH_ERR_UNKNOWN_DIM, "dim_options 'zz' names no dim");
+}
+
+namespace {
+std::string backend_of(devmesh_t m, const char* dim) {
+  const char* name = nullptr;
+  if (devmesh_dim_backend(m, dim, &name) != DEVMESH_SUCCESS) return std::string("? ") + devmesh_last_error();
+  return name;
+}
+int allreduce_one(devmesh_t m, const char* dim) {
+  int one = 1, sum = -1;
+  const int rc = devmesh_allreduce(m, dim, &one, &sum, 1, DEVMESH_INT32, DEVMESH_SUM, nullptr);
+  BOOST_TEST(rc == DEVMESH_SUCCESS, devmesh_last_error());
+  return sum;
+}
+}  // namespace
+
+// A flattened or unflattened dim gets its backend where it is made
+// (devmesh_flatten_ex, devmesh_unflatten_ex) and keeps it in every later
+// view of it. The example plugin's scale option multiplies allreduce
+// results, which shows which backend and options ran.
+BOOST_AUTO_TEST_CASE(flattened_and_unflattened_dims_get_their_backend_where_made) {
+  const int n = world_size();
+  int shape[2] = {0, 1};
+  const char* names[2] = {"dp", "tp"};
+  devmesh_t m = nullptr, flat = nullptr, again = nullptr, plain = nullptr, split = nullptr;
+  BOOST_TEST_REQUIRE(devmesh_create(MPI_COMM_WORLD, 2, shape, names, &m) == DEVMESH_SUCCESS);
+  devmesh_config_t cfg = DEVMESH_CONFIG_INITIALIZER;
+  cfg.backend = "example";
+  cfg.backend_options = "scale=3";
+  BOOST_TEST_REQUIRE(devmesh_flatten_ex(m, "all", &cfg, &flat) == DEVMESH_SUCCESS, devmesh_last_error());
+  BOOST_TEST(backend_of(flat, nullptr) == "example");
+  BOOST_TEST(allreduce_one(flat, nullptr) == 3 * n);
+  // Sliced from the root later, and flattened again without a config: the
+  // same dim, the same backend.
+  const char* all[1] = {"all"};
+  BOOST_TEST(devmesh_slice(m, 1, all, &again) == DEVMESH_SUCCESS, devmesh_last_error());
+  BOOST_TEST(backend_of(again, "all") == "example");
+  BOOST_TEST(devmesh_flatten(m, "all", &plain) == DEVMESH_SUCCESS, devmesh_last_error());
+  BOOST_TEST(backend_of(plain, "all") == "example");
+  BOOST_TEST(allreduce_one(plain, "all") == 3 * n);
+  devmesh_destroy(&plain);
+  // The same layout under the default name, made without a backend: the
+  // mesh's default.
+  BOOST_TEST(devmesh_flatten(m, nullptr, &plain) == DEVMESH_SUCCESS, devmesh_last_error());
+  BOOST_TEST(backend_of(plain, "dp_tp") == "mpi");
+  BOOST_TEST(allreduce_one(plain, "dp_tp") == n);
+  devmesh_destroy(&plain);
+  // A dim keeps the backend it was first made with; a root dim the mesh's.
+  devmesh_t out = sentinel;
+  devmesh_config_t other = DEVMESH_CONFIG_INITIALIZER;
+  other.backend = "example";
+  BOOST_TEST(devmesh_flatten_ex(m, "all", &other, &out) == DEVMESH_ERR_DUPLICATE_NAME);
+  BOOST_TEST(std::string(devmesh_last_error()).find("dim 'all' (" ) != std::string::npos, devmesh_last_error());
+  BOOST_TEST(std::string(devmesh_last_error()).find("runs on backend 'example' with scale=3 already") !=
+                 std::string::npos, devmesh_last_error());
+  BOOST_TEST(out == sentinel);
+  const char* tp[1] = {"tp"};
+  devmesh_t tpv = nullptr;
+  BOOST_TEST(devmesh_slice(m, 1, tp, &tpv) == DEVMESH_SUCCESS);
+  BOOST_TEST(devmesh_flatten_ex(tpv, "tp", &other, &out) == DEVMESH_ERR_DUPLICATE_NAME, devmesh_last_error());
+  BOOST_TEST(std::string(devmesh_last_error()).find("runs on backend 'mpi' already") != std::string::npos,
+             devmesh_last_error());
+  BOOST_TEST(out == sentinel);
+  devmesh_destroy(&tpv);
+  // Per-dim fields name the dims the call makes: the default name here.
+  devmesh_config_t named = DEVMESH_CONFIG_INITIALIZER;
+  named.dim_backends = "dp_tp=example";
+  const char* dp[1] = {"dp"};
+  devmesh_t dpv = nullptr, dpf = nullptr;
+  BOOST_TEST(devmesh_slice(m, 1, dp, &dpv) == DEVMESH_SUCCESS);
+  BOOST_TEST(devmesh_flatten_ex(dpv, nullptr, &named, &dpf) == DEVMESH_ERR_UNKNOWN_DIM);
+  BOOST_TEST(std::string(devmesh_last_error()).find("dim_backends 'dp_tp': not a dim this call makes (it makes: dp)") !=
+                 std::string::npos, devmesh_last_error());
+  // Config fields that are the mesh's, and bad backends.
+  devmesh_config_t bad = DEVMESH_CONFIG_INITIALIZER;
+  bad.comm_errors = DEVMESH_COMM_ERRORS_RETURN;
+  BOOST_TEST(devmesh_flatten_ex(m, "x1", &bad, &out) == DEVMESH_ERR_INVALID_ARGUMENT);
+  BOOST_TEST(std::string(devmesh_last_error()).find("only the config's backend fields") != std::string::npos,
+             devmesh_last_error());
+  bad = DEVMESH_CONFIG_INITIALIZER;
+  bad.backend = "nosuch";
+  BOOST_TEST(devmesh_flatten_ex(m, "x2", &bad, &out) == DEVMESH_ERR_INVALID_ARGUMENT);
+  BOOST_TEST(std::string(devmesh_last_error()).find("unknown backend 'nosuch'") != std::string::npos,
+             devmesh_last_error());
+  bad = DEVMESH_CONFIG_INITIALIZER;
+  bad.backend_options = "scale=2";
+  BOOST_TEST(devmesh_flatten_ex(m, "x3", &bad, &out) == DEVMESH_ERR_INVALID_ARGUMENT);
+  BOOST_TEST(out == sentinel);
+  devmesh_destroy(&dpv);
+  // unflatten_ex: rest on the example plugin with its own options, one on
+  // the mesh's default.
+  devmesh_config_t parts = DEVMESH_CONFIG_INITIALIZER;
+  parts.dim_backends = "rest=example";
+  parts.dim_options = "rest:scale=2";
+  int sizes[2] = {1, -1};
+  const char* new_names[2] = {"one", "rest"};
+  BOOST_TEST_REQUIRE(devmesh_unflatten_ex(flat, "all", 2, sizes, new_names, &parts, &split) == DEVMESH_SUCCESS,
+                     devmesh_last_error());
+  BOOST_TEST(backend_of(split, "one") == "mpi");
+  BOOST_TEST(backend_of(split, "rest") == "example");
+  BOOST_TEST(allreduce_one(split, "rest") == 2 * n);
+  BOOST_TEST(allreduce_one(split, "one") == 1);
+  parts.dim_backends = "zz=example";
+  parts.dim_options = nullptr;
+  BOOST_TEST(devmesh_unflatten_ex(flat, "all", 2, sizes, new_names, &parts, &out) == DEVMESH_ERR_UNKNOWN_DIM);
+  BOOST_TEST(std::string(devmesh_last_error()).find("dim_backends 'zz': not a dim this call makes (it makes: one, rest)") !=
+                 std::string::npos, devmesh_last_error());
+  BOOST_TEST(out == sentinel);
+  for (devmesh_t* h : {&split, &again, &flat, &m}) devmesh_destroy(h);
+}
+
 // One rank alone passes shape = NULL: every rank gets INCONSISTENT naming
 // only what differs (not the dim names, which are the same), and that rank
 // also learns its own reason.

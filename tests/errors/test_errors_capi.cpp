@@ -82,6 +82,8 @@ void expect_null_handle(devmesh_t m) {
   expect_error(devmesh_flatten(m, "f", &out), want, needle);
   expect_error(devmesh_flatten(m, nullptr, &out), want, needle);  // the handle is checked first
   expect_error(devmesh_unflatten(m, "a", 1, sizes, a.data(), &out), want, needle);
+  expect_error(devmesh_flatten_ex(m, "f", nullptr, &out), want, needle);
+  expect_error(devmesh_unflatten_ex(m, "a", 1, sizes, a.data(), nullptr, &out), want, needle);
   expect_error(devmesh_root(m, &out), want, needle);
   BOOST_TEST(out == sentinel);
   expect_error(devmesh_ndim(m, &v), want, needle);

@@ -158,8 +158,26 @@ program test_f08
     call check(dim_backend(plugged, 'tp') == 'example', 'tp runs on the example plugin')
     call check(dim_backend(plugged, 'dp') == 'mpi', 'dp stays on mpi')
     call check_dim(plugged, 'tp', [(coord(1) * nt + k, k = 0, nt - 1)])
+    ! A flattened or unflattened dim gets its backend where it is made.
+    call devmesh_flatten_ex(plugged, 'both', probe, ierr, backend='example')
+    call check(ierr == DEVMESH_SUCCESS, 'flatten_ex with backend example')
+    if (ierr == DEVMESH_SUCCESS) call check(dim_backend(probe, 'both') == 'example', 'both runs on example')
+    call devmesh_destroy(probe)
+    call devmesh_unflatten_ex(plugged, 'dp', [1, -1], ['d1', 'd2'], probe, ierr, dim_backends='d2=example')
+    call check(ierr == DEVMESH_SUCCESS, 'unflatten_ex with d2=example')
+    if (ierr == DEVMESH_SUCCESS) then
+      call check(dim_backend(probe, 'd2') == 'example', 'd2 runs on example')
+      call check(dim_backend(probe, 'd1') == 'mpi', 'd1 stays on mpi')
+    end if
+    call devmesh_destroy(probe)
   end if
   call devmesh_destroy(plugged)
+  ! dim_backends name dims of the mesh: a typo is UNKNOWN_DIM.
+  probe = mesh
+  call devmesh_create_ex(MPI_COMM_WORLD, [0, 0], ['dp', 'tp'], probe, ierr, dim_backends='Tp=example')
+  call check(ierr == DEVMESH_ERR_UNKNOWN_DIM .and. c_associated(probe%ptr, mesh%ptr), &
+             'dim_backends naming no dim of the mesh')
+  call check(index(devmesh_last_error(), "dim_backends 'Tp' names no dim") > 0, 'unknown dim_backends: message')
   ! Load failures: the same status on every rank (each rank checks its own,
   ! the failures are summed at the end), the handle untouched.
   call create_fails('nosuch', DEVMESH_ERR_INVALID_ARGUMENT, 'backend nosuch')

@@ -71,8 +71,11 @@ sinc=$tmp/stage$includedir
 echo "prefix $prefix staged at $staged"
 
 step "layout"
-for h in "$src"/include/devmesh/*; do
+for h in "$src"/include/devmesh/*.h "$src"/include/devmesh/*.hpp mpi_family.h; do
   [ -f "$sinc/devmesh/$(basename "$h")" ] || fail "public header $(basename "$h") is not installed"
+done
+for f in meson.build mpi_family.h.in; do
+  [ ! -e "$sinc/devmesh/$f" ] || fail "include/devmesh/$f is installed with the headers"
 done
 for f in "$slib/libdevmesh.so" "$slib/pkgconfig/devmesh.pc" "$slib/cmake/devmesh/devmeshConfig.cmake" \
          "$slib/cmake/devmesh/devmeshConfigVersion.cmake"; do

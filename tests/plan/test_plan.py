@@ -472,6 +472,18 @@ def ranks_of(root):
     return out
 
 
+def panels(root):
+    """{dim: panel element} of a picture, in drawing order."""
+    return {g.get("data-dim"): g for g in by_class(root, "g", "panel")}
+
+
+def panel(root, dim):
+    """The panel of dim (a dummy element when missing, after failing)."""
+    p = panels(root).get(dim)
+    check(p is not None, f"no panel for {dim}: {list(panels(root))}")
+    return p if p is not None else ET.Element("g")
+
+
 def check_colours(root, groups, what):
     cells = ranks_of(root)
     fills = [{cells[r][0].get("fill") for r in g} for g in groups]
@@ -488,6 +500,10 @@ def test_svg():
     check(root.tag == SVG + "svg", f"root element {root.tag}")
     width, height = float(root.get("width")), float(root.get("height"))
     check(200 <= width <= 2000 and 200 <= height <= 2000, f"16 ranks drawn {width}x{height}")
+    # Every dim of the view in one picture: a panel each (checked in
+    # test_svg_every_dim); here the tp panel, as one picture used to be.
+    check(list(panels(root)) == ["dp", "cp", "tp"], f"a panel per dim: {list(panels(root))}")
+    whole, root = root, panel(root, "tp")
     cells = ranks_of(root)
     check(sorted(cells) == list(range(16)), f"one cell per rank: {sorted(cells)}")
     check(all(label == str(r) for r, (_, label, _) in cells.items()), "each cell labelled with its rank")
@@ -498,9 +514,9 @@ def test_svg():
         check(host == str(r // 4) and inside(box(rect), hosts.get(r // 4, (0, 0, 0, 0))), f"rank {r} in host box")
     groups = groups_of(ok_json(*base))
     check_colours(root, groups["tp"], "colour by tp (default: last dim)")
-    placement = {t.get("data-dim"): t.get("data-placement") for t in by_class(root, "text", "dim")}
+    placement = {t.get("data-dim"): t.get("data-placement") for t in by_class(whole, "text", "dim")}
     check(placement == {"dp": "cross-host", "cp": "cross-host", "tp": "intra-host"}, f"dim labels {placement}")
-    texts = " ".join("".join(t.itertext()) for t in root.iter(SVG + "text"))
+    texts = " ".join("".join(t.itertext()) for t in whole.iter(SVG + "text"))
     check("intra-host" in texts and "cross-host" in texts and "host 0" in texts, "placement and host words drawn")
     check(len(by_class(root, "rect", "swatch")) == 4, "a legend swatch per tp group")
     legend = [t.text for t in by_class(root, "text", "legend")]
@@ -508,6 +524,7 @@ def test_svg():
 
     root = svg_of(*base, "--ranks-per-host", "4", "--color-by", "dp")
     if root is not None:
+        check(list(panels(root)) == ["dp"], f"--color-by dp: dp's panel only, {list(panels(root))}")
         check_colours(root, groups["dp"], "colour by dp")
         check(len(by_class(root, "rect", "swatch")) == 8, "a legend swatch per dp group")
     # Colours follow a derived view's groups; no hosts, no host boxes.
@@ -518,11 +535,12 @@ def test_svg():
     # More groups than colours: still one colour per group.
     root = svg_of("--shape", "12,2", "--names", "a,b")
     if root is not None:
-        check_colours(root, groups_of(ok_json("--shape", "12,2", "--names", "a,b"))["b"], "12 groups")
+        check_colours(panel(root, "b"), groups_of(ok_json("--shape", "12,2", "--names", "a,b"))["b"], "12 groups")
     # Hosts that are no rectangle of the grid (6 ranks, rows of 4) get a box
     # each, the ranks inside.
     root = svg_of("--shape", "3,4", "--names", "a,b", "--ranks-per-host", "6")
     if root is not None:
+        root = panel(root, "b")
         cells = ranks_of(root)
         hosts = {int(h.get("data-host")): box(h) for h in by_class(root, "rect", "host")}
         check(sorted(cells) == list(range(12)) and sorted(hosts) == [0, 1], "K=6 ranks and hosts")
@@ -532,6 +550,7 @@ def test_svg():
     # A rank list: cells are labelled with parent ranks.
     root = svg_of("--shape", "2,2", "--names", "a,b", "--ranks", "7,3,5,1", "--ranks-per-host", "2")
     if root is not None:
+        root = panel(root, "a")
         cells = ranks_of(root)
         check(sorted(cells) == [1, 3, 5, 7] and all(h == str(r // 2) for r, (_, _, h) in cells.items()),
               "rank list cells")
@@ -571,9 +590,39 @@ def test_svg():
     start = time.monotonic()
     root = svg_of("--shape", "64,64", "--names", "a,b", "--ranks-per-host", "64")
     if root is not None:
-        check(len(ranks_of(root)) == 4096 and len(by_class(root, "rect", "host")) == 64, "4096 ranks, 64 hosts")
+        one = panel(root, "b")
+        check(len(ranks_of(one)) == 4096 and len(by_class(one, "rect", "host")) == 64, "4096 ranks, 64 hosts")
         check(float(root.get("width")) <= 4000, f"4096 ranks: width {root.get('width')}")
     check(time.monotonic() - start < 10, "4096 ranks drawn in time")
+
+
+def test_svg_every_dim():
+    """Every dim of the view in one picture: a panel per dim, each coloured
+    by that dim's groups with a legend of them, and the layout notation
+    explained in the picture."""
+    for args in (["--shape", "2,2,2", "--names", "dp,cp,tp"],
+                 ["--shape", "2,2,4", "--names", "dp,cp,tp", "--ranks-per-host", "4", "--slice", "tp,dp"],
+                 ["--shape", "4,2", "--names", "dp,tp", "--unflatten", "dp:2,2:dp_shard,dp_rep"],
+                 ["--shape", "2,2,2", "--names", "dp,cp,tp", "--slice", "dp,tp", "--flatten", "-", "--push",
+                  "--root", "--slice", "cp", "--concatenate"]):
+        root = svg_of(*args, name="every-dim.svg")
+        if root is None:
+            continue
+        view = ok_json(*args)
+        groups = groups_of(view)
+        names = [d["name"] for d in view["dims"]]
+        check(list(panels(root)) == names, f"{args}: panels {list(panels(root))}, view dims {names}")
+        for name in names:
+            p = panel(root, name)
+            check(sorted(ranks_of(p)) == sorted(r for g in groups[name] for r in g), f"{args} {name}: every rank")
+            check_colours(p, groups[name], f"{args} panel {name}")
+            check(len(by_class(p, "rect", "swatch")) == min(len(groups[name]), 32), f"{args} {name}: legend")
+            title = "".join("".join(t.itertext()) for t in by_class(p, "text", "panel-title"))
+            layout = next(d["layout"] for d in view["dims"] if d["name"] == name)
+            check(title.startswith(f"{name} = {layout}"), f"{args} {name}: panel title {title!r}, layout {layout}")
+        notation = " ".join("".join(t.itertext()) for t in by_class(root, "text", "notation"))
+        for word in ("size:stride", "2:4", "(2,2):(4,2)", "x+2", "first most significant"):
+            check(word in notation, f"{args}: the picture's notation note lacks {word!r}: {notation!r}")
 
 
 def test_hosts_errors():
@@ -606,6 +655,10 @@ def test_help():
     check(p.returncode == 0, "--help exits 0")
     for word in ("--ranks-per-host", "r / K", "intra-host", "--svg", "--color-by"):
         check(word in p.stdout, f"--help mentions {word}")
+    # The layout notation, explained with its examples.
+    for word in ("size:stride", "2:4", "(2,2):(4,2)", "x, x+2, x+4, x+6", "first most significant",
+                 "one panel per dim"):
+        check(word in p.stdout, f"--help explains the notation: {word!r} missing")
 
 
 def op_args(op):
@@ -766,7 +819,7 @@ def test_unflatten_inferred():
 if __name__ == "__main__":
     start = time.monotonic()
     for test in (test_json_shape, test_worked_examples, test_rank_query, test_errors, test_text, test_hosts_text,
-                 test_hosts_json, test_svg, test_hosts_errors, test_help, test_vectors, test_neighbors,
+                 test_hosts_json, test_svg, test_svg_every_dim, test_hosts_errors, test_help, test_vectors, test_neighbors,
                  test_unflatten_inferred):
         before = len(failures)
         test()

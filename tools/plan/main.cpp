@@ -189,7 +189,9 @@ int run_plan(int argc, char** argv, std::ostream& to_stdout, std::ostream& to_st
   CLI::Option* svg_opt =
       app.add_option("--svg", svg_file, "also draw the mesh as SVG into FILE ('-': stdout, instead of the text)")
           ->type_name("FILE");
-  CLI::Option* color_opt = app.add_option("--color-by", color_by, "with --svg: colour ranks by their group along DIM (default: last dim)")
+  CLI::Option* color_opt = app.add_option("--color-by", color_by,
+                                          "with --svg: draw only DIM, ranks coloured by their group along it "
+                                          "(default: one panel per dim of the view)")
       ->type_name("DIM")
       ->needs(svg_opt);
   CLI::Option* neighbors_opt =
@@ -211,10 +213,19 @@ int run_plan(int argc, char** argv, std::ostream& to_stdout, std::ostream& to_st
       "--json adds \"ranks_per_host\", \"hosts\" and per dim \"placement\", \"hosts_spanned\".\n"
       "With --rank R these describe R's own group only.\n"
       "\n"
-      "SVG (--svg FILE): the root grid as in the text picture (last dim across), each\n"
-      "rank a cell labelled with its parent rank and coloured by its group along\n"
-      "--color-by (10 colours, repeating past 10 groups), hosts as rounded boxes, a\n"
-      "legend of the groups, the op chain and each dim's placement. At most " +
+      "Layouts are written size:stride over root indices (row-major, the root's last\n"
+      "dim fastest): a dim of layout 2:4 groups 2 ranks 4 root indices apart (x, x+4);\n"
+      "(sizes):(strides) has several modes, the first most significant: (2,2):(4,2)\n"
+      "groups x, x+2, x+4, x+6, in local-rank order. The root (2,2,2) named dp,cp,tp is\n"
+      "dp=2:4 cp=2:2 tp=2:1; flattening (dp,tp) gives (2,2):(4,1). Root index x is\n"
+      "parent rank x, or the x-th entry of --ranks (docs/SEMANTICS.md).\n"
+      "\n"
+      "SVG (--svg FILE): one panel per dim of the view, each the root grid as in the\n"
+      "text picture (last dim across) with every rank a cell labelled with its parent\n"
+      "rank and coloured by its group along that dim (10 colours, repeating past 10\n"
+      "groups), hosts as rounded boxes, and a legend of the groups; --color-by DIM\n"
+      "draws DIM's panel only. Above them the op chain, each dim's layout and\n"
+      "placement, and the notation. At most " +
       std::to_string(devmesh::plan::max_drawn_ranks) + " ranks.");
 
   try {
@@ -298,7 +309,7 @@ int run_plan(int argc, char** argv, std::ostream& to_stdout, std::ostream& to_st
     std::string svg;
     if (!svg_file.empty()) {
       devmesh::plan::SvgOptions options;
-      options.color_dim = color_opt->count() > 0 ? view.dim_index(color_by) : view.ndim() - 1;
+      if (color_opt->count() > 0) options.color_dim = view.dim_index(color_by);
       options.member = member;
       options.hosts = hosts;
       options.ops = ops.empty() ? "" : ops.substr(1);

@@ -74,7 +74,9 @@ nlohmann::ordered_json to_json(const View& view, const std::optional<Member>& me
 
 // What the SVG picture shows besides the view.
 struct SvgOptions {
-  std::size_t color_dim = 0;      // ranks are coloured by their group along this dim
+  // Ranks are coloured by their group along this dim; none: one panel per
+  // dim of the view, each coloured by that dim's groups.
+  std::optional<std::size_t> color_dim;
   std::optional<Member> member;   // outlined
   std::optional<Hosts> hosts;     // boxed
   std::string ops;                // the op chain, for the title ("" = the root view)

@@ -3,8 +3,11 @@
 //
 // Top to bottom: a title (the root's shape, ranks and hosts; the view and
 // the op chain that made it), one line per dim of the view (its layout and,
-// with hosts, its placement; the colouring dim in bold), the rank grid, and
-// a legend of the colouring dim's groups.
+// with hosts, its placement), two lines on the layout notation, then the
+// panels: one per dim of the view (small multiples of one grid, each
+// coloured by that dim's groups, with their legend), or only the dim
+// --color-by names. Each panel is a <g class="panel" data-dim=D> translated
+// into place; coordinates inside it are the panel's own.
 //
 // The grid is the text picture's: the root's last dim across (wrapped every
 // max_columns cells), its leading dims down. Each rank is a
@@ -167,18 +170,15 @@ struct Cell {
   index_t y = 0;
 };
 
-}  // namespace
-
-std::string to_svg(const View& view, const SvgOptions& options) {
+// One panel of the picture, drawn from (0, 0): the rank grid, each rank
+// filled with the colour of its group along dim cd, and the legend of those
+// groups. The grid is the text picture's: the root's last dim across
+// (wrapped every max_columns cells), its leading dims down; hosts as boxes.
+Canvas panel(const View& view, std::size_t cd, const SvgOptions& options) {
   const index_t w = view.root_size();
-  if (w > max_drawn_ranks)
-    throw Error(Status::invalid_argument, "the mesh has " + std::to_string(w) + " ranks, too many to draw (at most " +
-                                              std::to_string(max_drawn_ranks) +
-                                              "); use the text or --json output, or --rank R");
   const std::vector<std::string>& root_names = view.root_names();
   const std::vector<index_t>& root_shape = view.root_shape();
   const std::optional<Hosts>& hosts = options.hosts;
-  const std::size_t cd = options.color_dim;
   const Dim& color_dim = view.dims()[cd];
 
   // Each root index's group along the colouring dim, numbered as all_groups
@@ -194,39 +194,11 @@ std::string to_svg(const View& view, const SvgOptions& options) {
   auto host_of = [&](index_t x) { return hosts->host(view.parent_rank(x)); };
 
   Canvas svg;
-  index_t y = margin;
-
-  // Title: the root, then the view and how it was made.
-  std::string title = shape_line(root_names, root_shape) + "  \xC2\xB7  " + std::to_string(w) + " ranks";
-  if (hosts)
-    title += "  \xC2\xB7  " + std::to_string(hosts->count) + (hosts->count == 1 ? " host of " : " hosts of ") +
-             std::to_string(hosts->ranks_per_host) + (hosts->ranks_per_host == 1 ? " rank" : " ranks");
-  y += 18;
-  svg.text(margin, y, title, 18, "font-weight=\"bold\" class=\"title\"");
-  std::string subtitle = "view " + shape_line(view.names(), view.shape()) + "  \xC2\xB7  " +
-                         (options.ops.empty() ? "the root view" : options.ops);
-  if (options.member) subtitle += "  \xC2\xB7  rank " + std::to_string(options.member->rank) + " outlined";
-  y += 24;
-  svg.text(margin, y, subtitle, 13, "fill=\"#333333\" class=\"subtitle\"");
-
-  // One line per dim: layout, placement; the colouring dim bold.
-  y += 8;
-  for (std::size_t d = 0; d < view.ndim(); ++d) {
-    const Dim& dim = view.dims()[d];
-    std::string line = dim.name + " = " + to_string(dim.layout) + " (size " + std::to_string(dim.size()) + ")";
-    std::string placement_attr;
-    if (hosts) {
-      const Placement p = placement(view, d, *hosts);
-      placement_attr = std::string(" data-placement=\"") + (p.intra_host ? "intra-host" : "cross-host") + "\"";
-      line += "  \xC2\xB7  " + describe(p);
-    }
-    if (d == cd) line += "  \xC2\xB7  colours";
-    y += 20;
-    svg.text(margin, y, line, 13,
-             "class=\"dim\" data-dim=\"" + xml(dim.name) + "\"" + placement_attr +
-                 (d == cd ? " font-weight=\"bold\"" : ""));
-  }
-  y += 20;
+  const index_t left = 0;
+  index_t y = 14;
+  svg.text(left, y, color_dim.name + " = " + to_string(color_dim.layout) + ": each colour one " + color_dim.name +
+                        " group", 14, "font-weight=\"bold\" class=\"panel-title\"");
+  y += 16;
 
   // The grid: visual row and column of each root index.
   const index_t cols = root_shape.back(), rows = w / cols;
@@ -338,7 +310,7 @@ std::string to_svg(const View& view, const SvgOptions& options) {
       label_width = std::max(label_width, label.empty() ? 0 : text_width(label, 13) + 12);  // "=" is wide
     }
     const index_t inset = hosts ? pad : 0;
-    const index_t ox = margin + label_width + inset;
+    const index_t ox = left + label_width + inset;
     const index_t header = bands == 1 ? 18 : 0;
     const index_t oy = y + header + (hosts ? pad + host_label : 0);
 
@@ -366,7 +338,7 @@ std::string to_svg(const View& view, const SvgOptions& options) {
     std::string caption = "hosts do not form blocks of the grid: each box lists its ranks; (";
     for (std::size_t i = 0; i < root_names.size(); ++i) caption += (i ? "," : "") + root_names[i];
     caption += ") = root coordinate";
-    svg.text(margin, y + 12, caption, 12, "fill=\"#333333\" class=\"caption\"");
+    svg.text(left, y + 12, caption, 12, "fill=\"#333333\" class=\"caption\"");
     index_t most = 0;
     for (const auto& [h, b] : boxes) most = std::max(most, b.count);
     const index_t inner = std::min(most, index_t{16});
@@ -377,7 +349,7 @@ std::string to_svg(const View& view, const SvgOptions& options) {
                                                                     (1400 - 2 * margin) / (bw + host_space)));
     index_t i = 0;
     for (const auto& [h, b] : boxes) {
-      const index_t bx = margin + i % per_line * (bw + host_space);
+      const index_t bx = left + i % per_line * (bw + host_space);
       const index_t by = y + 24 + i / per_line * (bh + host_space);
       draw_host(h, bx, by, bw, bh, b.count);
       for (std::size_t k = 0; k < b.indices.size(); ++k) {
@@ -416,12 +388,12 @@ std::string to_svg(const View& view, const SvgOptions& options) {
                         (groups == 1 ? " group of " : " groups of ") + std::to_string(group_size) +
                         (group_size == 1 ? " rank)" : " ranks)");
   if (groups > palette_size) heading += ", colours repeat every " + std::to_string(palette_size) + " groups";
-  svg.text(margin, y, heading, 13, "font-weight=\"bold\" class=\"legend-title\"");
+  svg.text(left, y, heading, 13, "font-weight=\"bold\" class=\"legend-title\"");
   const std::vector<std::vector<index_t>> all = view.all_groups(cd);
   for (index_t g = 0; g < std::min(groups, max_legend); ++g) {
     y += 20;
     const std::vector<index_t>& members = all[static_cast<std::size_t>(g)];
-    svg.rect(margin, y - 11, 14, 14,
+    svg.rect(left, y - 11, 14, 14,
              std::string("rx=\"2\" fill=\"") + palette[g % palette_size] + "\" class=\"swatch\" data-group=\"" +
                  std::to_string(g) + "\"");
     std::string line = color_dim.name + " group " + std::to_string(g) + ": " +
@@ -436,12 +408,97 @@ std::string to_svg(const View& view, const SvgOptions& options) {
               : on.size() <= 6 ? "hosts " + join(on, 6)
                                : std::to_string(on.size()) + " hosts";
     }
-    svg.text(margin + 22, y, line, 12, "class=\"legend\"");
+    svg.text(left + 22, y, line, 12, "class=\"legend\"");
   }
   if (groups > max_legend) {
     y += 20;
-    svg.text(margin + 22, y, "... and " + std::to_string(groups - max_legend) + " more groups", 12,
+    svg.text(left + 22, y, "... and " + std::to_string(groups - max_legend) + " more groups", 12,
              "fill=\"#555555\" class=\"legend\"");
+  }
+
+  return svg;
+}
+
+}  // namespace
+
+std::string to_svg(const View& view, const SvgOptions& options) {
+  const index_t w = view.root_size();
+  if (w > max_drawn_ranks)
+    throw Error(Status::invalid_argument, "the mesh has " + std::to_string(w) + " ranks, too many to draw (at most " +
+                                              std::to_string(max_drawn_ranks) +
+                                              "); use the text or --json output, or --rank R");
+  const std::vector<std::string>& root_names = view.root_names();
+  const std::vector<index_t>& root_shape = view.root_shape();
+  const std::optional<Hosts>& hosts = options.hosts;
+  // The dims drawn: the one --color-by names, else every dim of the view,
+  // one panel each (small multiples of the same grid).
+  std::vector<std::size_t> drawn;
+  if (options.color_dim)
+    drawn.push_back(*options.color_dim);
+  else
+    for (std::size_t d = 0; d < view.ndim(); ++d) drawn.push_back(d);
+
+  Canvas svg;
+  index_t y = margin;
+
+  // Title: the root, then the view and how it was made.
+  std::string title = shape_line(root_names, root_shape) + "  \xC2\xB7  " + std::to_string(w) + " ranks";
+  if (hosts)
+    title += "  \xC2\xB7  " + std::to_string(hosts->count) + (hosts->count == 1 ? " host of " : " hosts of ") +
+             std::to_string(hosts->ranks_per_host) + (hosts->ranks_per_host == 1 ? " rank" : " ranks");
+  y += 18;
+  svg.text(margin, y, title, 18, "font-weight=\"bold\" class=\"title\"");
+  std::string subtitle = "view " + shape_line(view.names(), view.shape()) + "  \xC2\xB7  " +
+                         (options.ops.empty() ? "the root view" : options.ops);
+  if (options.member) subtitle += "  \xC2\xB7  rank " + std::to_string(options.member->rank) + " outlined";
+  y += 24;
+  svg.text(margin, y, subtitle, 13, "fill=\"#333333\" class=\"subtitle\"");
+
+  // One line per dim: layout, placement; a dim drawn alone (--color-by) bold.
+  y += 8;
+  const bool alone = options.color_dim.has_value();
+  for (std::size_t d = 0; d < view.ndim(); ++d) {
+    const Dim& dim = view.dims()[d];
+    std::string line = dim.name + " = " + to_string(dim.layout) + " (size " + std::to_string(dim.size()) + ")";
+    std::string placement_attr;
+    if (hosts) {
+      const Placement p = placement(view, d, *hosts);
+      placement_attr = std::string(" data-placement=\"") + (p.intra_host ? "intra-host" : "cross-host") + "\"";
+      line += "  \xC2\xB7  " + describe(p);
+    }
+    const bool bold = alone && d == drawn[0];
+    if (bold) line += "  \xC2\xB7  colours";
+    y += 20;
+    svg.text(margin, y, line, 13,
+             "class=\"dim\" data-dim=\"" + xml(dim.name) + "\"" + placement_attr +
+                 (bold ? " font-weight=\"bold\"" : ""));
+  }
+  // What the layouts say (docs/SEMANTICS.md, "Layouts and views").
+  for (const char* note :
+       {"layout notation: size:stride over root indices (row-major, the root's last dim fastest): 2:4 is a "
+        "group of 2 ranks 4 root indices apart, x and x+4;",
+        "(sizes):(strides) has several modes, the first most significant: (2,2):(4,2) is the group x, x+2, "
+        "x+4, x+6, in local-rank order."}) {
+    y += 18;
+    svg.text(margin, y, note, 12, "fill=\"#333333\" class=\"notation\"");
+  }
+  y += 28;
+
+  // The panels, left to right, wrapping past max_width.
+  constexpr index_t max_width = 1600, panel_space = 40;
+  index_t px = margin, py = y, row_height = 0;
+  for (const std::size_t d : drawn) {
+    const Canvas p = panel(view, d, options);
+    if (px > margin && px + p.width > max_width) {
+      px = margin;
+      py += row_height + panel_space;
+      row_height = 0;
+    }
+    svg.body += "<g class=\"panel\" data-dim=\"" + xml(view.dims()[d].name) + "\" transform=\"translate(" +
+                std::to_string(px) + "," + std::to_string(py) + ")\">\n" + p.body + "</g>\n";
+    svg.fit(px + p.width, py + p.height);
+    px += p.width + panel_space;
+    row_height = std::max(row_height, p.height);
   }
 
   const index_t width = svg.width + margin, height = svg.height + margin;

@@ -1,0 +1,72 @@
+/* Stops a compile against another MPI than the one devmesh was built with.
+ *
+ * A program compiled with one MPI's mpi.h and linked to a devmesh built
+ * with another links both MPI libraries and crashes in its first MPI call
+ * (MPI_Comm is an int in MPICH, a pointer in Open MPI): with MPICH and
+ * Open MPI installed side by side, the unsuffixed mpicc may well be the
+ * other one. devmesh/mpi_family.h, generated when devmesh is configured,
+ * records the family of the MPI it was built with; this header compares it
+ * with the mpi.h the program included (MPICH and its derivatives define
+ * MPICH_VERSION, Open MPI OMPI_MAJOR_VERSION, an mpi.h for the MPI 5
+ * standard ABI MPI_ABI_VERSION) and stops the compile with one #error
+ * naming both. A devmesh built for the standard ABI (family "abi") accepts
+ * any mpi.h for the standard ABI, whichever MPI ships it.
+ *
+ * Compile with the MPI's wrapper that devmesh names:
+ *   $(pkg-config --variable=mpicc devmesh), --variable=mpicxx (C++).
+ *
+ * devmesh.h, mesh.hpp and hosts.hpp include this header after <mpi.h>.
+ * Without devmesh/mpi_family.h (devmesh's sources compiled outside its
+ * build, as bench/traffic/build-with does against other MPIs) nothing is
+ * checked. */
+#ifndef DEVMESH_MPI_CHECK_H
+#define DEVMESH_MPI_CHECK_H
+
+#include <mpi.h>
+
+#if defined(__has_include)
+#if __has_include("devmesh/mpi_family.h")
+#include "devmesh/mpi_family.h"
+#endif
+#endif
+
+#if defined(DEVMESH_MPI_FAMILY)
+
+/* The family of the mpi.h included: the standard ABI first (MPICH's
+ * mpi.h under -DMPI_ABI is the ABI's). 0: neither MPICH nor Open MPI. */
+#if defined(MPI_ABI_VERSION)
+#define DEVMESH_MPI_INCLUDED DEVMESH_MPI_FAMILY_ABI
+#elif defined(OMPI_MAJOR_VERSION)
+#define DEVMESH_MPI_INCLUDED DEVMESH_MPI_FAMILY_OPENMPI
+#elif defined(MPICH_VERSION)
+#define DEVMESH_MPI_INCLUDED DEVMESH_MPI_FAMILY_MPICH
+#else
+#define DEVMESH_MPI_INCLUDED 0
+#endif
+
+/* One #error per pair (#error cannot expand a macro into its message). */
+#if DEVMESH_MPI_INCLUDED == DEVMESH_MPI_FAMILY
+/* the MPI devmesh was built with */
+#elif DEVMESH_MPI_FAMILY == DEVMESH_MPI_FAMILY_MPICH && DEVMESH_MPI_INCLUDED == DEVMESH_MPI_FAMILY_OPENMPI
+#error "devmesh was built with MPICH, but this program includes Open MPI's mpi.h: compile it with $(pkg-config --variable=mpicc devmesh) (C) or --variable=mpicxx (C++), the MPI devmesh was built with"
+#elif DEVMESH_MPI_FAMILY == DEVMESH_MPI_FAMILY_MPICH && DEVMESH_MPI_INCLUDED == DEVMESH_MPI_FAMILY_ABI
+#error "devmesh was built with MPICH, but this program includes an mpi.h for the MPI standard ABI (MPI_ABI_VERSION): compile it with $(pkg-config --variable=mpicc devmesh) (C) or --variable=mpicxx (C++), the MPI devmesh was built with"
+#elif DEVMESH_MPI_FAMILY == DEVMESH_MPI_FAMILY_MPICH
+#error "devmesh was built with MPICH, but this program includes the mpi.h of another MPI (neither MPICH nor Open MPI): compile it with $(pkg-config --variable=mpicc devmesh) (C) or --variable=mpicxx (C++), the MPI devmesh was built with"
+#elif DEVMESH_MPI_FAMILY == DEVMESH_MPI_FAMILY_OPENMPI && DEVMESH_MPI_INCLUDED == DEVMESH_MPI_FAMILY_MPICH
+#error "devmesh was built with Open MPI, but this program includes MPICH's mpi.h: compile it with $(pkg-config --variable=mpicc devmesh) (C) or --variable=mpicxx (C++), the MPI devmesh was built with"
+#elif DEVMESH_MPI_FAMILY == DEVMESH_MPI_FAMILY_OPENMPI && DEVMESH_MPI_INCLUDED == DEVMESH_MPI_FAMILY_ABI
+#error "devmesh was built with Open MPI, but this program includes an mpi.h for the MPI standard ABI (MPI_ABI_VERSION): compile it with $(pkg-config --variable=mpicc devmesh) (C) or --variable=mpicxx (C++), the MPI devmesh was built with"
+#elif DEVMESH_MPI_FAMILY == DEVMESH_MPI_FAMILY_OPENMPI
+#error "devmesh was built with Open MPI, but this program includes the mpi.h of another MPI (neither MPICH nor Open MPI): compile it with $(pkg-config --variable=mpicc devmesh) (C) or --variable=mpicxx (C++), the MPI devmesh was built with"
+#elif DEVMESH_MPI_FAMILY == DEVMESH_MPI_FAMILY_ABI && DEVMESH_MPI_INCLUDED == DEVMESH_MPI_FAMILY_MPICH
+#error "devmesh was built for the MPI standard ABI, but this program includes MPICH's own mpi.h: compile it for the standard ABI ($(pkg-config --variable=mpicc devmesh), e.g. mpicc_abi)"
+#elif DEVMESH_MPI_FAMILY == DEVMESH_MPI_FAMILY_ABI && DEVMESH_MPI_INCLUDED == DEVMESH_MPI_FAMILY_OPENMPI
+#error "devmesh was built for the MPI standard ABI, but this program includes Open MPI's own mpi.h: compile it for the standard ABI ($(pkg-config --variable=mpicc devmesh), e.g. mpicc_abi)"
+#else
+#error "devmesh was built for the MPI standard ABI, but this program includes an mpi.h that is not for the standard ABI: compile it for the standard ABI ($(pkg-config --variable=mpicc devmesh), e.g. mpicc_abi)"
+#endif
+
+#endif /* DEVMESH_MPI_FAMILY */
+
+#endif /* DEVMESH_MPI_CHECK_H */
