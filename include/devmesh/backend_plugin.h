@@ -326,18 +326,12 @@ typedef struct devmesh_backend_host_s {
 #define DEVMESH_BACKEND_CAP_LOCAL_CREATE (1ull << 6)
 
 /* The MPI whose mpi.h this file was compiled with, for
- * devmesh_backend_v3_t.mpi_family: MPI handles (MPI_Comm) differ between
- * MPICH, Open MPI and the MPI 5 standard ABI, so a plugin compiled against
- * one cannot use the group communicators of a core built with another. */
-#if defined(MPI_ABI_VERSION)
-#define DEVMESH_BACKEND_MPI "MPI ABI"
-#elif defined(OMPI_MAJOR_VERSION)
-#define DEVMESH_BACKEND_MPI "Open MPI"
-#elif defined(MPICH_VERSION)
-#define DEVMESH_BACKEND_MPI "MPICH"
-#else
-#define DEVMESH_BACKEND_MPI "unknown MPI"
-#endif
+ * devmesh_backend_v3_t.mpi_family ("MPICH", "Open MPI", "MPI ABI"; the
+ * detection is devmesh/mpi_check.h's): MPI handles (MPI_Comm) differ
+ * between MPICH, Open MPI and the MPI 5 standard ABI, so a plugin compiled
+ * against one cannot use the group communicators of a core built with
+ * another. */
+#define DEVMESH_BACKEND_MPI DEVMESH_MPI_INCLUDED_NAME
 
 /* One backend, version 3: version 2 first (v2.v1.abi_version =
  * DEVMESH_BACKEND_ABI_VERSION_3), then the members below.

@@ -30,10 +30,28 @@
 #endif
 #endif
 
-#if defined(DEVMESH_MPI_FAMILY)
+/* The family of the mpi.h included, by name: the standard ABI first
+ * (MPICH's mpi.h under -DMPI_ABI is the ABI's). Backend plugins state it
+ * (devmesh_backend_v3_t.mpi_family = DEVMESH_BACKEND_MPI, which is this),
+ * and the core refuses a plugin compiled against another family than its
+ * own at load. */
+#if defined(MPI_ABI_VERSION)
+#define DEVMESH_MPI_INCLUDED_NAME "MPI ABI"
+#elif defined(OMPI_MAJOR_VERSION)
+#define DEVMESH_MPI_INCLUDED_NAME "Open MPI"
+#elif defined(MPICH_VERSION)
+#define DEVMESH_MPI_INCLUDED_NAME "MPICH"
+#else
+#define DEVMESH_MPI_INCLUDED_NAME "unknown MPI"
+#endif
 
-/* The family of the mpi.h included: the standard ABI first (MPICH's
- * mpi.h under -DMPI_ABI is the ABI's). 0: neither MPICH nor Open MPI. */
+/* DEVMESH_ALLOW_OTHER_MPI, defined before including devmesh's headers,
+ * turns the check below off: for a test that must build such a program,
+ * or an MPI whose mpi.h is none of these but whose ABI is devmesh's. */
+#if defined(DEVMESH_MPI_FAMILY) && !defined(DEVMESH_ALLOW_OTHER_MPI)
+
+/* The family of the mpi.h included, as a number of mpi_family.h. 0:
+ * neither MPICH nor Open MPI. */
 #if defined(MPI_ABI_VERSION)
 #define DEVMESH_MPI_INCLUDED DEVMESH_MPI_FAMILY_ABI
 #elif defined(OMPI_MAJOR_VERSION)
@@ -67,6 +85,6 @@
 #error "devmesh was built for the MPI standard ABI, but this program includes an mpi.h that is not for the standard ABI: compile it for the standard ABI ($(pkg-config --variable=mpicc devmesh), e.g. mpicc_abi)"
 #endif
 
-#endif /* DEVMESH_MPI_FAMILY */
+#endif /* DEVMESH_MPI_FAMILY && !DEVMESH_ALLOW_OTHER_MPI */
 
 #endif /* DEVMESH_MPI_CHECK_H */
