@@ -451,8 +451,9 @@ DEVMESH_C_API int devmesh_parent_rank(devmesh_t m, int *rank);
 /* Communicators m's root has created so far (for checking that views
  * reuse communicators): one per distinct layout asked for, plus the root's
  * own communicator once an operation over all root members needed it
- * (devmesh_create_comms, devmesh_cart_comm); devmesh_create makes none
- * (with an MPI older than 4: the root communicator, made at creation).
+ * (devmesh_create_comms and the root's devmesh_cart_comm, where they could
+ * not run over the parent: see devmesh_create_comms); devmesh_create makes
+ * none (with an MPI older than 4: the root communicator, made at creation).
  * Not collective. */
 DEVMESH_C_API int devmesh_comm_count(devmesh_t m, int *count);
 
@@ -490,7 +491,14 @@ DEVMESH_C_API int devmesh_backend_comm(devmesh_t m, const char *dim, const char 
 DEVMESH_C_API int devmesh_dim_backend(devmesh_t m, const char *dim, const char **backend);
 
 /* Creates the communicators of every dim of m at once, by path (a
- * devmesh_comm_path).
+ * devmesh_comm_path). Its check of path and view (one allreduce over all
+ * members) and the split path run over the parent communicator while the
+ * program has not freed it and its ranks are exactly the root's members
+ * (so they are collectives on the parent too: order them with the
+ * program's own collectives on it, and not concurrently with one from
+ * another thread); otherwise over the root communicator, made for them.
+ * The root view's devmesh_cart_comm is made over the parent the same way
+ * when root index x is parent rank x.
  * Collective over all members of the root.
  * Errors: members that passed different paths or views -> INCONSISTENT on
  * every member; an unknown path (on every member) -> INVALID_ARGUMENT; a

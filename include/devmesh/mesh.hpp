@@ -11,11 +11,20 @@
 // Creation makes no communicator: it only checks, in one MPI_Allreduce
 // over the parent, that every rank passed the same arguments. With MPICH 4
 // and later (MPI_Comm_create_from_group), a dim's communicator is made over
-// just the caller's group, errors returned; the parent is not used again
+// just the caller's group, errors returned; the parent is not needed again
 // and may be freed. A communicator of all root members (the "root
 // communicator") is made when an operation over all of them first needs
-// it: create_comms(), cart_comm(), record_hosts(), NCCL's split
-// initialisation. (With an MPI without that function, and with Open MPI,
+// it: record_hosts(), NCCL's split initialisation, and create_comms() and
+// the root view's cart_comm() once the parent is gone. While the program
+// keeps the parent (devmesh sees its MPI_Comm_free through an attribute)
+// and its ranks are exactly the root's members, create_comms() runs its
+// check and its split path over the parent, and the root view's
+// cart_comm() is MPI_Cart_create over it when root index x is parent rank
+// x: no communicator of all members is made just for them. Those calls
+// are then collectives on the parent too: make them in the same order
+// relative to the program's own collectives on the parent on every rank,
+// and not while another thread runs one on it (as for any collective).
+// (With an MPI without that function, and with Open MPI,
 // whose MPI_Comm_create_from_group needs PMIx groups that its UCX PML does
 // not offer, creation makes the root communicator and communicators are
 // made from it with MPI_Comm_create_group.)
@@ -36,7 +45,8 @@
 //                     for layouts in the same order (as for any MPI
 //                     collective); or call create_comms() first.
 //   create_comms()    collective over all members of the root: creates the
-//                     communicators of every dim of this view at once
+//                     communicators of every dim of this view at once (over
+//                     the parent while it lives, see above)
 //   cart_comm()       collective over the caller's group of the flattened
 //                     view the first time (all members of the root for the
 //                     root view)
@@ -272,7 +282,11 @@ class DEVMESH_API Mesh {
   // string lives as long as the process.
   std::string_view backend(std::string_view dim = {}) const;
   // Creates the communicators of every dim of this view. Collective over all
-  // members of the root.
+  // members of the root. Checks first, in one allreduce over all members,
+  // that every member passed the same path and view; that check and the
+  // split path run over the parent while the program keeps it and its
+  // ranks are exactly the root's members (see the top of this file),
+  // otherwise over the root communicator, made for them.
   void create_comms(CommPath path = CommPath::automatic) const;
   // This view as an MPI Cartesian communicator (MPI_Cart_create, no
   // reordering) over the caller's group of the flattened view (the members

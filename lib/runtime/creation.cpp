@@ -302,6 +302,14 @@ Mesh build(Creation& c) {
   }
   // The state frees what it takes from here on, also if what follows throws.
   if (root_comm != MPI_COMM_NULL) state->take_root_comm(root_comm);
+  // Where dims' communicators come from their groups, no root communicator
+  // exists yet: the calls over all members run over the program's parent
+  // while it lives, if its ranks are exactly the members (not over a
+  // parent devmesh made from a group: that is the root's own or is freed
+  // below).
+  if (mpi::dims_from_group && root_comm == MPI_COMM_NULL && r.kind != CreationKind::group &&
+      c.view->root_size() == c.world)
+    state->watch_parent(c.parent);
   if (group_is_root) state->take_root_comm(std::exchange(c.group_comm, MPI_COMM_NULL));
   state->inherit_errhandler(c.parent);
   for (auto& [spec, instance] : c.backends) state->add_backend(spec, std::move(instance));

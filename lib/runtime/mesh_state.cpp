@@ -15,6 +15,10 @@ struct MeshState::Watch {
   std::atomic<bool> releasing{false};
 };
 
+struct MeshState::ParentLink {
+  std::atomic<bool> freed{false};
+};
+
 namespace {
 
 // An attribute on every communicator devmesh hands out (comm(), cart_comm()):
@@ -32,6 +36,28 @@ int watch_keyval() {
   static int key = MPI_KEYVAL_INVALID;
   std::call_once(once, [] {
     DEVMESH_MPI(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, watch_deleted, &key, nullptr));
+  });
+  return key;
+}
+
+// The attribute on a watched parent (MeshState::watch_parent) holds a
+// std::shared_ptr<ParentLink>, one per parent, shared by every root made
+// over it. Its delete callback, which MPI runs when the program frees the
+// parent (MPI_Comm_free, MPI_Comm_disconnect; for MPI_COMM_WORLD at
+// MPI_Finalize, if at all), marks the link and drops the attribute's share.
+// Not copied by MPI_Comm_dup.
+int parent_deleted(MPI_Comm, int, void* value, void*) {
+  auto* link = static_cast<std::shared_ptr<MeshState::ParentLink>*>(value);
+  (*link)->freed = true;
+  delete link;
+  return MPI_SUCCESS;
+}
+
+int parent_keyval() {
+  static std::once_flag once;
+  static int key = MPI_KEYVAL_INVALID;
+  std::call_once(once, [] {
+    DEVMESH_MPI(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, parent_deleted, &key, nullptr));
   });
   return key;
 }
@@ -204,6 +230,40 @@ void MeshState::take_root_comm(MPI_Comm comm) {
   DEVMESH_MPI(MPI_Comm_set_name(root_comm_, "devmesh:root"));
 }
 
+void MeshState::watch_parent(MPI_Comm parent) {
+  Lock lock(mutex_);
+  const int key = parent_keyval();
+  void* value = nullptr;
+  int found = 0;
+  DEVMESH_MPI(MPI_Comm_get_attr(parent, key, &value, &found));
+  std::shared_ptr<ParentLink> link;
+  if (found) {
+    link = *static_cast<std::shared_ptr<ParentLink>*>(value);
+  } else {
+    auto held = std::make_unique<std::shared_ptr<ParentLink>>(std::make_shared<ParentLink>());
+    DEVMESH_MPI(MPI_Comm_set_attr(parent, key, held.get()));
+    link = *held.release();  // the attribute's from now on
+  }
+  parent_ = parent;
+  parent_link_ = std::move(link);
+}
+
+MPI_Comm MeshState::live_parent(const Lock&) const {
+  return parent_link_ && !parent_link_->freed ? parent_ : MPI_COMM_NULL;
+}
+
+// Whether the program freed the parent is the same on every member of a
+// correct program: MPI_Comm_free is collective over the parent, and a rank
+// freeing it before create_comms while another frees it after would call
+// two collectives (the free, and create_comms over the root communicator)
+// in opposite orders, which MPI does not allow.
+MPI_Comm MeshState::all_members(const Lock& lock) {
+  check_alive(lock);
+  if (root_comm_ != MPI_COMM_NULL) return root_comm_;
+  if (const MPI_Comm parent = live_parent(lock); parent != MPI_COMM_NULL) return parent;
+  return root_comm(lock);
+}
+
 void MeshState::insert_program_comm(const Layout& layout, MPI_Comm comm, std::string_view dim) {
   Lock lock(mutex_);
   // Dims of one layout (only size-1 dims can share one: the caller alone)
@@ -216,7 +276,9 @@ void MeshState::insert_program_comm(const Layout& layout, MPI_Comm comm, std::st
 }
 
 // Creation runs under MPI_ERRORS_RETURN (make_comm, the root communicator),
-// so that a failure there is an Error, not an abort. The program's handler
+// so that a failure there is an Error, not an abort (but for the calls made
+// over the program's parent, which run under its handler, as
+// Mesh::create's check does). The program's handler
 // goes on last, once, before anyone else holds the handle, and is never
 // changed afterwards: switching to MPI_ERRORS_RETURN around devmesh's later
 // calls on the same communicator would also switch it for another thread
@@ -340,7 +402,11 @@ Communicator& MeshState::communicator(const Lock& lock, const Layout& layout, st
   devmesh_backend_group_t group{};
   group.size = sizeof group;
   group.group = h.comm;
-  group.root = all_root_members ? root_comm(lock) : MPI_COMM_NULL;
+  // The built-in MPI backend makes nothing over the root: no root
+  // communicator for it (where dims come from groups, it would be a
+  // communicator over all members made for nothing). Plugins get it, as
+  // devmesh_backend_group_t promises.
+  group.root = all_root_members && spec.name != "mpi" ? root_comm(lock) : MPI_COMM_NULL;
   group.all_root_members = all_root_members ? 1 : 0;
   group.color = static_cast<int>(group_base(layout, index_));
   group.key = static_cast<int>(local_index(layout, index_));
@@ -405,11 +471,15 @@ MPI_Comm MeshState::cart(const Lock& lock, const View& view, std::vector<int> pe
   for (const Dim& d : view.dims()) dims.push_back(static_cast<int>(d.size()));
   // Cart rank k must be local rank k of the flattened layout: the root
   // communicator is that when the layout is the identity (the root view in
-  // its own order), otherwise the flattened layout's own communicator.
+  // its own order), and so is a watched parent while it lives if root
+  // index x is parent rank x; otherwise the flattened layout's own
+  // communicator.
   const Layout whole = coalesce(flat);
   const bool identity = size(flat) == root_.root_size() &&
                         (whole.modes.empty() || (whole.modes.size() == 1 && whole.modes[0].stride == 1));
-  MPI_Comm over = identity ? root_comm(lock) : entry(lock, flat, joined).comm;
+  MPI_Comm over = MPI_COMM_NULL;
+  if (identity && root_comm_ == MPI_COMM_NULL && !root_.has_rank_list()) over = live_parent(lock);
+  if (over == MPI_COMM_NULL) over = identity ? root_comm(lock) : entry(lock, flat, joined).comm;
   MPI_Comm c = MPI_COMM_NULL;
   DEVMESH_MPI(MPI_Cart_create(over, static_cast<int>(dims.size()), dims.data(), per.data(), 0, &c));
   return_errors(c);  // frees it on failure
@@ -431,10 +501,14 @@ void MeshState::create_comms(const View& v, CommPath path) {
     views.add(d.name);
     for (index_t k : key_of(d.layout)) views.add(k);
   }
+  // Over the parent while the program keeps it (see all_members): no
+  // communicator of all members is made for the check alone.
   const bool had_root = root_comm_ != MPI_COMM_NULL;
+  MPI_Comm all = MPI_COMM_NULL;
   try {
+    all = all_members(lock);
     const Status local = known_path ? Status::success : Status::invalid_argument;
-    agree(root_comm(lock), "create_comms", {{"creation paths", p.h}, {"views", views.h}}, local,
+    agree(all, "create_comms", {{"creation paths", p.h}, {"views", views.h}}, local,
           "unknown creation path " + std::to_string(static_cast<int>(path)));
   } catch (const Error&) {
     // A failed call leaves nothing made.
@@ -453,7 +527,7 @@ void MeshState::create_comms(const View& v, CommPath path) {
     MPI_Comm c = MPI_COMM_NULL;
     if (path == CommPath::split) {
       const int color = have ? MPI_UNDEFINED : static_cast<int>(group_base(d.layout, index_));
-      DEVMESH_MPI(MPI_Comm_split(root_comm(lock), color, static_cast<int>(local_index(d.layout, index_)), &c));
+      DEVMESH_MPI(MPI_Comm_split(all, color, static_cast<int>(local_index(d.layout, index_)), &c));
     } else {  // cart_sub
       std::vector<int> remain = cart_remain(root_, d.layout);
       if (remain.empty()) {

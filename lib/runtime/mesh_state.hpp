@@ -60,6 +60,13 @@ class MeshState {
   // The root communicator made at creation (owned from now on, named
   // devmesh:root): MPI 3's, or the one a mesh from a group is made over.
   void take_root_comm(MPI_Comm comm);
+  // Lets the calls over all root members (create_comms' check and split,
+  // the root view's Cartesian communicator) run over the parent instead of
+  // a root communicator made for them, while the program has not freed
+  // it: for a parent whose ranks are exactly the root's members, on the
+  // path where dims' communicators come from their groups. Watches the
+  // parent with an attribute (no communication); not collective.
+  void watch_parent(MPI_Comm parent);
   // Enters a communicator of the program (Mesh::adopt) as the one of a
   // layout, not owned: never freed, renamed, watched or given another error
   // handler. Not counted in comm_count().
@@ -109,6 +116,8 @@ class MeshState {
   // callback ran because the program freed it. devmesh's own free sets
   // `releasing` first.
   struct Watch;
+  // What an attribute on the parent tells: whether the program freed it.
+  struct ParentLink;
 
  private:
   using Lock = std::lock_guard<std::mutex>;
@@ -134,6 +143,14 @@ class MeshState {
   // handler, then stores it under key. On failure frees it and throws.
   Handout& hand_out(const Lock&, std::vector<index_t> key, MPI_Comm comm, std::string name);
   MPI_Comm root_comm(const Lock&);
+  // A communicator over exactly the root's members for one collective call
+  // of devmesh's (create_comms' check and split): the root communicator
+  // if it exists, else the parent while watched and alive, else the root
+  // communicator, made now.
+  MPI_Comm all_members(const Lock&);
+  // The parent, when watched and not freed by the program; else
+  // MPI_COMM_NULL.
+  MPI_Comm live_parent(const Lock&) const;
   MPI_Comm make_comm(const Lock&, const std::vector<int>& members, const std::string& what);
   Communicator& communicator(const Lock&, const Layout& layout, std::string_view dim, const BackendSpec& backend,
                              bool all_root_members);
@@ -153,6 +170,10 @@ class MeshState {
   // Backends chosen by flatten/unflatten, by dim name and coalesced layout.
   std::map<std::pair<std::string, std::vector<index_t>>, BackendSpec> chosen_;
   MPI_Comm root_comm_ = MPI_COMM_NULL;
+  // The program's parent and the link its attribute sets when it is freed
+  // (watch_parent); never freed by devmesh.
+  MPI_Comm parent_ = MPI_COMM_NULL;
+  std::shared_ptr<ParentLink> parent_link_;
   // Error handler of handed-out communicators: the parent's (a reference
   // from MPI_Comm_get_errhandler, freed at release), or
   // MPI_ERRHANDLER_NULL for MPI_ERRORS_RETURN.

@@ -206,9 +206,67 @@ BOOST_AUTO_TEST_CASE(creation_paths_agree) {
     check_dim(ac, "a_c");
     const int layouts = distinct({m.view().dims()[0].layout, m.view().dims()[1].layout,
                                   m.view().dims()[2].layout, ac.view().dims()[0].layout});
-    BOOST_TEST(m.comm_count() == 1 + layouts + (path == CommPath::cart_sub ? 1 : 0));
+    // Over MPI_COMM_WORLD (alive, all of it members) create_comms makes no
+    // root communicator (where MPI 3 made one at creation, it is counted).
+    BOOST_TEST(m.comm_count() == comm_counter::at_creation + layouts + (path == CommPath::cart_sub ? 1 : 0));
   }
   (void)n;
+}
+
+namespace {
+
+// dims, a mesh of them, and create_comms by path; returns the communicators
+// made, after checking every dim's.
+int created_by(MPI_Comm parent, const std::vector<int>& shape, const std::vector<int>& ranks, CommPath path) {
+  Mesh m = ranks.empty() ? Mesh::create(parent, shape, {"a", "b"}) : Mesh::create(parent, shape, {"a", "b"}, ranks);
+  if (!m.is_member()) return -1;
+  m.create_comms(path);
+  check_dim(m, "a");
+  check_dim(m, "b");
+  return m.comm_count() - distinct({m.view().dims()[0].layout, m.view().dims()[1].layout});
+}
+
+}  // namespace
+
+// Where every parent rank is a member and the parent is alive, the calls
+// over all members (the check, split, the root's Cartesian communicator)
+// run over the parent; otherwise over the root communicator, made for them.
+BOOST_AUTO_TEST_CASE(create_comms_over_the_parent_while_it_lives) {
+  const int n = world_size();
+  int dims[2] = {0, 0};
+  MPI_Dims_create(n, 2, dims);
+  const std::vector<int> shape{dims[0], dims[1]};
+  std::vector<int> reversed(static_cast<std::size_t>(n));
+  std::iota(reversed.rbegin(), reversed.rend(), 0);
+  const long before = comm_counter::live();
+  for (CommPath path : {CommPath::create_group, CommPath::split, CommPath::cart_sub}) {
+    BOOST_TEST_CONTEXT("path " << static_cast<int>(path)) {
+      const int cart = path == CommPath::cart_sub ? 1 : 0;
+      // Beyond the dims: the Cartesian communicator for cart_sub, and the
+      // root communicator where MPI 3 made it at creation.
+      MPI_Comm parent = MPI_COMM_NULL;
+      MPI_Comm_dup(MPI_COMM_WORLD, &parent);
+      BOOST_TEST(created_by(parent, shape, {}, path) == comm_counter::at_creation + cart);
+      // Root order other than the parent's: the check and split still run
+      // over the parent; the Cartesian grid needs the root communicator.
+      BOOST_TEST(created_by(parent, shape, reversed, path) == (cart ? 1 + cart : comm_counter::at_creation));
+      // A parent freed before: the root communicator is made.
+      Mesh m = Mesh::create(parent, shape, {"a", "b"});
+      MPI_Comm_free(&parent);
+      m.create_comms(path);
+      check_dim(m, "a");
+      check_dim(m, "b");
+      BOOST_TEST(m.comm_count() - distinct({m.view().dims()[0].layout, m.view().dims()[1].layout}) == 1 + cart);
+      // Some parent ranks are not members: the root communicator too.
+      if (n > 1) {
+        std::vector<int> some(static_cast<std::size_t>(n - 1));
+        std::iota(some.begin(), some.end(), 1);
+        const int made = created_by(MPI_COMM_WORLD, {1, n - 1}, some, path);
+        if (world_rank() != 0) BOOST_TEST(made == 1 + cart);
+      }
+    }
+  }
+  BOOST_TEST(comm_counter::live() == before);
 }
 
 BOOST_AUTO_TEST_CASE(backend_collectives) {
