@@ -145,7 +145,7 @@ BOOST_AUTO_TEST_CASE(version_1_plugin_lacks_nonblocking) {
     BOOST_TEST(what.find("'example'") != std::string::npos, what);
     BOOST_TEST(what.find("ABI v1") != std::string::npos, what);
   };
-  for (int peer : {0, MPI_PROC_NULL}) {
+  for (int peer : {0, int{MPI_PROC_NULL}}) {
     unsupported([&] { (void)tp.isend(&x, 1, DataType::int32, peer); }, "isend");
     unsupported([&] { (void)tp.irecv(&y, 1, DataType::int32, peer); }, "irecv");
     unsupported([&] { tp.sendrecv(&x, 1, DataType::int32, peer, &y, 1, DataType::int32, peer); }, "sendrecv");
