@@ -41,6 +41,14 @@ done
 grep -q -- "-Dtests=true" <<<"$(line "$all" "configure ")" || fail "./run test builds no tests"
 [ "$(line "$all" "build: ")" = "run: build: all" ] || fail "./run test does not build everything"
 
+# The MPI 5 standard ABI leg: MPICH 5's ABI wrappers, no Fortran module.
+abi=$(env DEVMESH_MPI=mpich5abi DEVMESH_RUN_PLAN=1 DEVMESH_BUILD_DIR="$tmp/build" "$src/run" test 2>&1)
+echo "$abi"
+abi_configure=$(line "$abi" "configure ")
+grep -q -- "-Dmpicc=.*/bin/mpicc_abi" <<<"$abi_configure" || fail "the ABI leg does not build with mpicc_abi: $abi_configure"
+grep -q -- "-Dmpicxx=.*/bin/mpicxx_abi" <<<"$abi_configure" || fail "the ABI leg does not build with mpicxx_abi"
+grep -q -- "-Dfortran=disabled" <<<"$abi_configure" || fail "the ABI leg builds a Fortran module"
+
 # The meson side: a build configured as the demo's has the shim and the
 # launcher, but no test.
 meson setup "$tmp/demo-build" "$src" -Dtests=false -Dtools=disabled -Dfortran=disabled -Dnccl=disabled >/dev/null
