@@ -7,7 +7,7 @@
 # the MPI standard ABI and for an MPI of neither family.
 #
 # Usage: expect_wrong_mpi_refused.sh FAMILY MPICC MPICXX CC CXX SOURCE_DIR BUILD_DIR
-#   FAMILY  the build's MPI, mpich or openmpi (devmesh/mpi_family.h)
+#   FAMILY  the build's MPI, mpich, openmpi or abi (devmesh/mpi_family.h)
 #   MPICC, MPICXX  its wrappers (the positive case); CC, CXX plain compilers
 # Exit 77 (skipped) when the other MPI's headers are not installed.
 set -euo pipefail
@@ -18,8 +18,9 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 case $family in
-  mpich) own="MPICH" other="Open MPI" other_pc=ompi-c other_said="Open MPI's mpi.h" ;;
-  openmpi) own="Open MPI" other="MPICH" other_pc=mpich other_said="MPICH's mpi.h" ;;
+  mpich) own="MPICH" built="devmesh was built with MPICH" other="Open MPI" other_pc=ompi-c other_said="Open MPI's mpi.h" ;;
+  openmpi) own="Open MPI" built="devmesh was built with Open MPI" other="MPICH" other_pc=mpich other_said="MPICH's mpi.h" ;;
+  abi) own="the MPI standard ABI" built="devmesh was built for the MPI standard ABI" ;;
   *) fail "unknown family $family" ;;
 esac
 
@@ -38,7 +39,7 @@ expect_refused() {
     cat "$tmp/log"
     fail "$what: $count errors, not mpi_check.h's one #error"
   fi
-  grep -qF "devmesh was built with $own" <<<"$errors" || fail "$what: the error does not name $own: $errors"
+  grep -qF "$built" <<<"$errors" || fail "$what: the error does not name $own: $errors"
   grep -qF "$needle" <<<"$errors" || fail "$what: the error does not name $needle: $errors"
   echo "$what: refused with: ${errors#*error: }"
 }
@@ -60,6 +61,21 @@ stand_in() {
 }
 stand_in abi '#define MPI_ABI_VERSION 1'
 stand_in unknown '#define MPI_VERSION 4'
+if [ "$family" = abi ]; then
+  # A build for the standard ABI takes any mpi.h for it, and refuses an
+  # implementation's own (the Debian MPIs', where installed).
+  "$cc" -I"$tmp/abi" "${inc[@]}" -fsyntax-only "$tmp/app.c" || fail "devmesh.h does not compile with another standard-ABI mpi.h"
+  echo "another mpi.h for the standard ABI: compiles"
+  expect_refused "devmesh.h with an mpi.h of neither family" "not for the standard ABI" \
+    "$cc" -I"$tmp/unknown" "${inc[@]}" "$tmp/app.c"
+  for pc in mpich ompi-c; do
+    flags=$(pkg-config --cflags "$pc" 2>/dev/null) || continue
+    read -r -a flags <<<"$flags"
+    said=$([ "$pc" = mpich ] && echo "MPICH's own mpi.h" || echo "Open MPI's own mpi.h")
+    expect_refused "devmesh.h with $said" "$said" "$cc" "${flags[@]}" "${inc[@]}" "$tmp/app.c"
+  done
+  exit 0
+fi
 expect_refused "devmesh.h with an mpi.h for the standard ABI" "standard ABI" \
   "$cc" -I"$tmp/abi" "${inc[@]}" "$tmp/app.c"
 expect_refused "devmesh.h with an mpi.h of neither family" "another MPI" \

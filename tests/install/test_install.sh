@@ -41,7 +41,7 @@ unset LD_LIBRARY_PATH LD_PRELOAD
 mpirun4() { bash "$launcher" -n 4 "$@"; }
 # The MPI library a program loads (resolved path).
 mpi_lib() {
-  env ${2:+LD_LIBRARY_PATH="$2"} ldd "$1" | awk '$1 ~ /^libmpi(ch)?\.so/ {print $3; exit}' | xargs -r readlink -f
+  env ${2:+LD_LIBRARY_PATH="$2"} ldd "$1" | awk '$1 ~ /^libmpi(ch|_abi)?\.so/ {print $3; exit}' | xargs -r readlink -f
 }
 same_mpi() {
   local got
@@ -126,6 +126,14 @@ pc() { pkg-config "$@"; }
 cd "$tmp"
 devmesh_mpi=$(mpi_lib "$slib/libdevmesh.so")
 [ -n "$devmesh_mpi" ] || fail "libdevmesh.so loads no MPI library"
+# A build for the MPI 5 standard ABI links libmpi_abi and no
+# implementation's own libmpi.
+if [ "$(pc --variable=mpi devmesh)" = abi ]; then
+  needed=$(readelf -d "$slib/libdevmesh.so" | awk '/NEEDED/ {print $5}' | tr -d '[]')
+  grep -qx 'libmpi_abi.so.1' <<<"$needed" || fail "the ABI build's libdevmesh.so does not link libmpi_abi.so.1: $needed"
+  ! grep -qE '^libmpi(ch)?\.so' <<<"$needed" || fail "the ABI build's libdevmesh.so links an implementation's libmpi: $needed"
+  echo "libdevmesh.so links libmpi_abi.so.1 and no implementation's libmpi"
+fi
 mpicc=$(pc --variable=mpicc devmesh)
 mpicxx=$(pc --variable=mpicxx devmesh)
 echo "devmesh.pc: mpi=$(pc --variable=mpi devmesh), mpicc=$mpicc; libdevmesh loads $devmesh_mpi"
