@@ -120,8 +120,10 @@ BOOST_AUTO_TEST_CASE(communicators_inherit_the_parents_error_handler) {
   MPI_Comm_dup(MPI_COMM_WORLD, &parent);
   MPI_Comm_set_errhandler(parent, mine);
   errors_seen = 0;
-  const int on_parent = bad_send(parent);
-  BOOST_TEST(on_parent != MPI_SUCCESS);
+  // The handler's count is the check: what the call returns after a
+  // handler that returns differs between MPIs (MPICH 5 through the standard
+  // ABI returns MPI_SUCCESS).
+  bad_send(parent);
   BOOST_TEST(errors_seen == 1);
   Mesh mesh = Mesh::create(parent, {n, 1}, {"dp", "tp"});
   Mesh by_split = Mesh::create(parent, {1, n}, {"a", "b"});
@@ -133,9 +135,9 @@ BOOST_AUTO_TEST_CASE(communicators_inherit_the_parents_error_handler) {
   BOOST_TEST(expected != MPI_ERRORS_RETURN);
   BOOST_TEST(expected != MPI_ERRORS_ARE_FATAL);
   errors_seen = 0;
-  BOOST_TEST(bad_send(dp) != MPI_SUCCESS);
-  BOOST_TEST(bad_send(mesh.comm("tp")) != MPI_SUCCESS);
-  BOOST_TEST(bad_send(mesh.cart_comm()) != MPI_SUCCESS);
+  bad_send(dp);
+  bad_send(mesh.comm("tp"));
+  bad_send(mesh.cart_comm());
   BOOST_TEST(errors_seen == 3);
   // Communicators made by create_comms' other paths too.
   by_split.create_comms(CommPath::split);
@@ -145,8 +147,8 @@ BOOST_AUTO_TEST_CASE(communicators_inherit_the_parents_error_handler) {
     BOOST_TEST(has_errhandler(m->comm("a"), expected));
   }
   errors_seen = 0;
-  BOOST_TEST(bad_send(by_split.comm("b")) != MPI_SUCCESS);
-  BOOST_TEST(bad_send(by_cart_sub.comm("b")) != MPI_SUCCESS);
+  bad_send(by_split.comm("b"));
+  bad_send(by_cart_sub.comm("b"));
   BOOST_TEST(errors_seen == 2);
   MPI_Errhandler_free(&expected);
 }
