@@ -304,6 +304,14 @@ Fn v2_op(const devmesh_backend_v1_t& t, Fn devmesh_backend_v2_t::*member, std::s
   return v2->*member;
 }
 
+// Bytes per element; size_of's value, inline on the call path (size_of is
+// exported, so a call to it from here goes through the PLT).
+constexpr std::size_t element_bytes(DataType t) noexcept {
+  constexpr std::size_t bytes[datatypes] = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8};
+  return bytes[static_cast<int>(t)];
+}
+static_assert(element_bytes(DataType::bfloat16) == 2 && element_bytes(DataType::float64) == 8);
+
 // A refusal before any communication (the plugin lacks the operation or
 // the argument): the communicator stays usable. Anything else may have left
 // the members' traffic half done.
@@ -409,11 +417,14 @@ class PluginCommunicator final : public Communicator {
   // REVOKED when an earlier operation failed here.
   template <class Fn>
   Fn member(Fn fn, std::string_view what) const {
-    if (!fn) lacks(t_, what);
-    if (!broken_.empty())
-      throw Error(Status::revoked, "backend '" + std::string(t_.name) + "', " + std::string(what) +
-                                       ": the communicator was revoked after an earlier failure (" + broken_ + ")");
+    if (!fn || !broken_.empty()) [[unlikely]]
+      refuse_call(fn == nullptr, what);
     return fn;
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] void refuse_call(bool lacking, std::string_view what) const {
+    if (lacking) lacks(t_, what);
+    throw Error(Status::revoked, "backend '" + std::string(t_.name) + "', " + std::string(what) +
+                                     ": the communicator was revoked after an earlier failure (" + broken_ + ")");
   }
   // A failed operation of a backend that can revoke: the communicator is
   // revoked (once), so that the other members fail promptly instead of
@@ -437,36 +448,35 @@ class PluginCommunicator final : public Communicator {
     }
     throw e;
   }
+  // The argument gate. On the path of every call: a few compares and one
+  // multiplication checked for overflow, inline; every refusal is built in
+  // a cold function out of line (refuse_*), so that it costs nothing until
+  // it happens.
   void datatype(DataType type) const {
     const int t = static_cast<int>(type);
-    if (t < 0 || t >= datatypes) throw Error(Status::invalid_argument, "unknown datatype " + std::to_string(t));
+    if (t < 0 || t >= datatypes) [[unlikely]]
+      refuse_datatype(t);
   }
   void reduction(DataType type, ReduceOp op, std::string_view what) const {
     datatype(type);
     const int o = static_cast<int>(op);
-    if (o < 0 || o >= reductions) throw Error(Status::invalid_argument, "unknown reduction op " + std::to_string(o));
-    static constexpr const char* type_names[datatypes] = {"int8",    "uint8",    "int32",   "uint32",  "int64",
-                                                          "uint64",  "float16",  "bfloat16", "float32", "float64"};
-    static constexpr const char* op_names[reductions] = {"sum", "prod", "min", "max"};
-    if (!(reduce_mask_ >> (static_cast<int>(type) * reductions + o) & 1))
-      throw Error(Status::unsupported, "backend '" + std::string(t_.name) + "', " + std::string(what) +
-                                           ": cannot reduce " + type_names[static_cast<int>(type)] + " data with " +
-                                           op_names[o]);
+    if (o < 0 || o >= reductions) [[unlikely]]
+      refuse_op(o);
+    if (!(reduce_mask_ >> (static_cast<int>(type) * reductions + o) & 1)) [[unlikely]]
+      refuse_reduction(type, o, what);
   }
   // A buffer of count elements, times blocks: NULL only when empty, and a
   // byte size that fits in size_t.
   void buffer(const void* p, std::size_t count, DataType type, std::size_t blocks, const char* what) const {
-    const std::size_t es = size_of(type);
-    if (count > 0 && p == nullptr) throw Error(Status::invalid_argument, std::string(what) + " is NULL with count > 0");
-    if (blocks > 0 && count > SIZE_MAX / es / blocks)
-      throw Error(Status::invalid_argument, "count " + std::to_string(count) + " x " + std::to_string(blocks) +
-                                                " elements overflow the byte size of " + what);
+    if (count == 0) return;
+    std::size_t bytes = 0;  // es * blocks cannot overflow: es <= 8, blocks a group size
+    if (p == nullptr || __builtin_mul_overflow(count, element_bytes(type) * blocks, &bytes)) [[unlikely]]
+      refuse_buffer(p, count, blocks, what);
   }
   std::size_t group_blocks() const { return static_cast<std::size_t>(size_); }
   void group_rank(int r, const char* what) const {
-    if (r < 0 || r >= size_)
-      throw Error(Status::invalid_argument, std::string(what) + " " + std::to_string(r) +
-                                                " is outside the group of " + std::to_string(size_) + " ranks");
+    if (r < 0 || r >= size_) [[unlikely]]
+      refuse_rank(r, what, "");
   }
   // False for MPI_PROC_NULL (nothing to do, as in MPI); throws for a peer
   // outside the group or a bad buffer, which a plugin is never given.
@@ -474,12 +484,34 @@ class PluginCommunicator final : public Communicator {
                       const char* buffer_name) const {
     datatype(type);
     if (peer == MPI_PROC_NULL) return false;
-    if (peer < 0 || peer >= size_)
-      throw Error(Status::invalid_argument, std::string(what) + " " + std::to_string(peer) +
-                                                " is outside the group of " + std::to_string(size_) +
-                                                " ranks (nor MPI_PROC_NULL)");
+    if (peer < 0 || peer >= size_) [[unlikely]]
+      refuse_rank(peer, what, " (nor MPI_PROC_NULL)");
     buffer(p, count, type, 1, buffer_name);
     return true;
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] static void refuse_datatype(int t) {
+    throw Error(Status::invalid_argument, "unknown datatype " + std::to_string(t));
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] static void refuse_op(int o) {
+    throw Error(Status::invalid_argument, "unknown reduction op " + std::to_string(o));
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] void refuse_reduction(DataType type, int o, std::string_view what) const {
+    static constexpr const char* type_names[datatypes] = {"int8",    "uint8",    "int32",   "uint32",  "int64",
+                                                          "uint64",  "float16",  "bfloat16", "float32", "float64"};
+    static constexpr const char* op_names[reductions] = {"sum", "prod", "min", "max"};
+    throw Error(Status::unsupported, "backend '" + std::string(t_.name) + "', " + std::string(what) +
+                                         ": cannot reduce " + type_names[static_cast<int>(type)] + " data with " +
+                                         op_names[o]);
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] static void refuse_buffer(const void* p, std::size_t count,
+                                                                   std::size_t blocks, const char* what) {
+    if (p == nullptr) throw Error(Status::invalid_argument, std::string(what) + " is NULL with count > 0");
+    throw Error(Status::invalid_argument, "count " + std::to_string(count) + " x " + std::to_string(blocks) +
+                                              " elements overflow the byte size of " + what);
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] void refuse_rank(int r, const char* what, const char* also) const {
+    throw Error(Status::invalid_argument, std::string(what) + " " + std::to_string(r) + " is outside the group of " +
+                                              std::to_string(size_) + " ranks" + also);
   }
   Request transfer(void* request) const { return request ? Request(&t_, request) : Request(); }
 
@@ -732,19 +764,8 @@ void Request::wait_all(std::span<Request> requests) {
 }
 
 std::size_t size_of(DataType t) noexcept {
-  switch (t) {
-    case DataType::int8:
-    case DataType::uint8: return 1;
-    case DataType::float16:
-    case DataType::bfloat16: return 2;
-    case DataType::int32:
-    case DataType::uint32:
-    case DataType::float32: return 4;
-    case DataType::int64:
-    case DataType::uint64:
-    case DataType::float64: return 8;
-  }
-  return 0;
+  const int i = static_cast<int>(t);
+  return i >= 0 && i < detail::datatypes ? detail::element_bytes(t) : 0;
 }
 
 }  // namespace devmesh
