@@ -452,8 +452,9 @@ int gloo_comm_connect(void* prepared, void** comm) {
 
 // Closes the context's connections: this rank's later operations fail with
 // REVOKED, and every peer's pending or later operation with this rank fails
-// at once (its connection is gone). Local and idempotent.
-int gloo_revoke(void* comm) {
+// at once (its connection is gone: BACKEND, Gloo's closed connection). The
+// status is not carried: TCP closes say nothing. Local and idempotent.
+int gloo_revoke(void* comm, int) {
   return plugin::guarded([&] { close_connections(comm_arg(comm), "revoked"); });
 }
 

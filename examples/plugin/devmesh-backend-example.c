@@ -76,8 +76,9 @@ struct comm {
   MPI_Comm control; /* revoke notices */
   int rank, size;
   double timeout;
-  int revoked;      /* 1 once revoked here or by a notice */
-  int revoked_by;   /* the rank whose notice came first, or -1: this one */
+  int revoked;        /* 1 once revoked here or by a notice */
+  int revoked_by;     /* the rank whose notice came first, or -1: this one */
+  int revoked_status; /* the status the notice carried (why it was revoked) */
   int notices_sent;
 };
 
@@ -170,15 +171,21 @@ static int comm_native(void *comm, void **handle) {
 /* ---- revoke: local, idempotent, spread to the other members ------------- */
 
 #ifndef EXAMPLE_V2_ONLY
-static int revoke(void *comm) {
+/* The notice carries the status: every member then reports the failure the
+ * revoking rank saw. A rank revoked by a notice does not send its own. */
+static int revoke(void *comm, int status) {
+  static int statuses[64]; /* one buffer per status value, never freed */
   struct comm *c = comm;
   c->revoked = 1;
-  if (c->notices_sent) return DEVMESH_SUCCESS;
+  if (c->notices_sent || c->revoked_by >= 0) return DEVMESH_SUCCESS;
   c->notices_sent = 1;
+  if (status <= 0 || status >= 64) status = DEVMESH_ERR_REVOKED;
+  statuses[status] = status;
   for (int r = 0; r < c->size; ++r) {
     if (r == c->rank) continue;
     MPI_Request req;
-    if (MPI_Isend(NULL, 0, MPI_BYTE, r, TAG_REVOKE, c->control, &req) == MPI_SUCCESS) MPI_Request_free(&req);
+    if (MPI_Isend(&statuses[status], 1, MPI_INT, r, TAG_REVOKE, c->control, &req) == MPI_SUCCESS)
+      MPI_Request_free(&req);
   }
   say(DEVMESH_LOG_INFO, "communicator revoked; notices sent to the other members");
   return DEVMESH_SUCCESS;
@@ -191,16 +198,21 @@ static int is_revoked(struct comm *c) {
   int flag = 0;
   MPI_Status st;
   if (MPI_Iprobe(MPI_ANY_SOURCE, TAG_REVOKE, c->control, &flag, &st) == MPI_SUCCESS && flag) {
-    MPI_Recv(NULL, 0, MPI_BYTE, st.MPI_SOURCE, TAG_REVOKE, c->control, MPI_STATUS_IGNORE);
+    int status = DEVMESH_ERR_REVOKED;
+    MPI_Recv(&status, 1, MPI_INT, st.MPI_SOURCE, TAG_REVOKE, c->control, MPI_STATUS_IGNORE);
     c->revoked = 1;
     c->revoked_by = st.MPI_SOURCE;
+    c->revoked_status = status;
   }
   return c->revoked;
 }
 
+/* What a revoked communicator's operations answer: the failure behind the
+ * revoke, naming the rank it came from. */
 static int revoked_error(struct comm *c, const char *what) {
   if (c->revoked_by >= 0)
-    return fail(DEVMESH_ERR_REVOKED, "%s: the communicator was revoked by rank %d of the group", what, c->revoked_by);
+    return fail(c->revoked_status, "%s: the operation failed on rank %d of the group (status %d there), which revoked "
+                "the communicator", what, c->revoked_by, c->revoked_status);
   return fail(DEVMESH_ERR_REVOKED, "%s: the communicator was revoked", what);
 }
 

@@ -358,13 +358,16 @@ typedef struct devmesh_backend_host_s {
  *   timeout).
  *
  * Failure of an operation: when a collective or point-to-point call fails
- * on one member, the core calls revoke() on that communicator (once) and
- * answers every later call on it with DEVMESH_ERR_REVOKED without calling
- * the plugin. revoke() must make the plugin's pending and later operations
- * on the communicator fail promptly on this rank (DEVMESH_ERR_REVOKED), and
- * on the other members too where the library can spread it
- * (DEVMESH_BACKEND_CAP_REVOKE_SPREADS): their operations then fail with
- * DEVMESH_ERR_REVOKED instead of waiting forever. It is local, idempotent,
+ * on one member, the core calls revoke(comm, status) on that communicator
+ * (once), with the status the call failed with, and answers every later
+ * call on it with DEVMESH_ERR_REVOKED without calling the plugin. revoke()
+ * must make the plugin's pending and later operations on the communicator
+ * fail promptly on this rank, and on the other members too where the
+ * library can spread it (DEVMESH_BACKEND_CAP_REVOKE_SPREADS): their
+ * operations then fail with that status (DEVMESH_ERR_REVOKED where the
+ * revoke carries none, or was asked for by the program) and a message
+ * naming the rank it came from, so that every member of the group reports
+ * the same failure instead of waiting forever. It is local, idempotent,
  * returns promptly, and may be called while another thread is blocked in a
  * call on the same communicator if DEVMESH_BACKEND_CAP_REVOKE_ANY_THREAD is
  * set (the one exception to the serialisation rule above). A failure the
@@ -402,9 +405,11 @@ typedef struct devmesh_backend_v3_s {
   int (*comm_prepare)(void *instance, const devmesh_backend_group_t *group, void **prepared);
   int (*comm_connect)(void *prepared, void **comm);
   void (*comm_abandon)(void *prepared);
-  /* May be NULL (then a failed call cannot wake the other members: they
-   * wait for the backend's own timeout, if any). */
-  int (*revoke)(void *comm);
+  /* status: why (the failed call's status; DEVMESH_ERR_REVOKED for a
+   * revoke without a failure behind it). May be NULL (then a failed call
+   * cannot wake the other members: they wait for the backend's own
+   * timeout, if any). */
+  int (*revoke)(void *comm, int status);
 } devmesh_backend_v3_t;
 
 #if defined(__GNUC__) || defined(__clang__)

@@ -439,7 +439,7 @@ class PluginCommunicator final : public Communicator {
     if (v3 && v3->revoke) {
       broken_ = e.what();
       // Revoked already (the plugin says so): another member spread it.
-      if (rc != DEVMESH_ERR_REVOKED && v3->revoke(comm_) != DEVMESH_SUCCESS)
+      if (rc != DEVMESH_ERR_REVOKED && v3->revoke(comm_, static_cast<int>(e.status())) != DEVMESH_SUCCESS)
         log_line(t_.name, DEVMESH_LOG_WARN, "revoking a communicator after a failure failed: " + plugin_message(t_));
     } else {
       log_line(t_.name, DEVMESH_LOG_INFO,

@@ -215,9 +215,10 @@ BOOST_AUTO_TEST_CASE(v2_create_failing_late_on_one_rank) {
 }
 
 // v3: a collective failing on one member: the core revokes the
-// communicator there, the plugin spreads it, and every other member's call
-// fails promptly with REVOKED naming the rank, instead of waiting forever.
-// Later calls fail with REVOKED everywhere, without reaching the plugin.
+// communicator there with the failure's status, the plugin spreads it, and
+// every other member's call fails promptly with the same status naming the
+// rank, instead of waiting forever. Later calls fail with REVOKED
+// everywhere, without reaching the plugin.
 BOOST_AUTO_TEST_CASE(v3_collective_failing_on_one_rank) {
   const int n = world_size(), me = world_rank();
   if (n < 2) return;
@@ -233,7 +234,9 @@ BOOST_AUTO_TEST_CASE(v3_collective_failing_on_one_rank) {
   if (me == bad)
     expect(s, Status::backend, what, {"backend 'faulty3', allreduce: boom"});
   else
-    expect(s, Status::revoked, what, {"backend 'faulty3'", "revoked by rank " + std::to_string(bad)});
+    expect(s, Status::backend, what,
+           {"backend 'faulty3'", "failed on rank " + std::to_string(bad) + " of the group", "revoked"});
+  BOOST_TEST(same_everywhere(static_cast<int>(s)));
   s = run([&] { c.barrier(); }, &what);
   expect(s, Status::revoked, what, {"backend 'faulty3', barrier", "revoked after an earlier failure"});
   BOOST_TEST(same_everywhere(static_cast<int>(s)));
