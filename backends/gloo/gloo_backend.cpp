@@ -446,6 +446,8 @@ int gloo_comm_connect(void* prepared, void** comm) {
       throw Error(Status::backend, std::string("connecting the group failed: ") + e.what());
     }
     c->context = std::move(ctx);
+    devmesh::gloo_mpi::log(DEVMESH_LOG_INFO, "connected a group of " + std::to_string(size) + " ranks (rank " +
+                                                 std::to_string(rank) + ")");
     *comm = c.release();
   });
 }
@@ -455,7 +457,10 @@ int gloo_comm_connect(void* prepared, void** comm) {
 // at once (its connection is gone: BACKEND, Gloo's closed connection). The
 // status is not carried: TCP closes say nothing. Local and idempotent.
 int gloo_revoke(void* comm, int) {
-  return plugin::guarded([&] { close_connections(comm_arg(comm), "revoked"); });
+  return plugin::guarded([&] {
+    close_connections(comm_arg(comm), "revoked");
+    devmesh::gloo_mpi::log(DEVMESH_LOG_INFO, "communicator revoked: its connections are closed");
+  });
 }
 
 void gloo_comm_destroy(void* comm) { delete static_cast<Comm*>(comm); }

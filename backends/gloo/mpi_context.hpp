@@ -37,6 +37,13 @@ inline const devmesh_backend_host_t*& host_services() {
   return host;
 }
 
+// One line of the core's log (DEVMESH_LOG) when the level is wanted;
+// nothing in programs that use this header alone.
+inline void log(int level, const std::string& message) {
+  if (const devmesh_backend_host_t* h = host_services(); h && level <= h->log_level)
+    h->log("gloo", level, message.c_str());
+}
+
 // An MPI call's failure as Error(backend) with the code and class kept; the
 // text from the core's routine (safe on every MPI), else the code alone.
 inline void check_mpi(int rc, const char* call) {

@@ -388,7 +388,14 @@ class Instance {
 
   // The local step: the device, chosen once per instance and made current.
   void prepare(const devmesh_backend_group_t& ctx) {
-    if (device_ < 0) device_ = detail::select_device(options_.device, caller_device(), ctx.host_local_rank, visible_);
+    if (device_ < 0) {
+      device_ = detail::select_device(options_.device, caller_device(), ctx.host_local_rank, visible_);
+      if (host->log_level >= DEVMESH_LOG_INFO)
+        host->log("nccl", DEVMESH_LOG_INFO,
+                  ("device " + std::to_string(device_) + " of " + std::to_string(visible_) + " (host-local rank " +
+                   std::to_string(ctx.host_local_rank) + ")")
+                      .c_str());
+    }
     DEVMESH_CUDA(cudaSetDevice(device_));
   }
 
