@@ -103,11 +103,15 @@ int main(int argc, char** argv) {
     ++iterations;
   }
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // Written under another name and renamed when complete: the others stop
+  // waiting as soon as every report's name exists, and the launcher may end
+  // the job then, so a report must never be seen half written.
   const std::string path = std::string(argv[4]) + "/rank." + std::to_string(rank);
-  if (FILE* out = std::fopen(path.c_str(), "w")) {
+  if (FILE* out = std::fopen((path + ".part").c_str(), "w")) {
     std::fprintf(out, "rank %d: status %d after %.2f s (%ld allreduces): %s\n", rank, rc, took, iterations,
                  p->last_error());
     std::fclose(out);
+    std::rename((path + ".part").c_str(), path.c_str());
   }
   // Hydra ends the whole job when a rank leaves without MPI_Finalize, so
   // every survivor waits (bounded) until all survivors have reported.

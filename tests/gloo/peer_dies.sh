@@ -19,7 +19,8 @@ for n in 3 4; do
     timeout 60 "$mpiexec" -n "$n" \
       "$prog" "$plugin" "$mode" "$timeout_s" "$dir" >/dev/null 2>&1
     rc=$?
-    out=$(cat "$dir"/rank.* 2>/dev/null)
+    # Complete reports only (peer_dies renames rank.R.part to rank.R when written).
+    out=$(find "$dir" -name 'rank.*' ! -name '*.part' -exec cat {} + 2>/dev/null)
     rm -rf "$dir"
     if [ $rc -eq 124 ]; then echo "FAIL: hung (np $n, $mode)"; fail=1; continue; fi
     echo "$out" | sed "s/^/np$n $mode: /"
