@@ -209,6 +209,13 @@ typedef struct devmesh_config_s {
    * devmesh_cart_comm return: a devmesh_comm_errors; unset:
    * DEVMESH_COMM_ERRORS_INHERIT. */
   int comm_errors;
+  /* 1: the mesh outlives a member's death (devmesh::MeshOptions::
+   * fault_tolerance; see devmesh_revoke, devmesh_shrink): creation makes
+   * what revoke and shrink need, its communicators return errors, and a
+   * failure any operation sees revokes the whole mesh. Needs an MPI with
+   * ULFM running with it on (Open MPI 5: mpirun --with-ft ulfm) and a
+   * parent that returns errors (MPI_ERRORS_RETURN). 0 or unset: off. */
+  int fault_tolerance;
 } devmesh_config_t;
 
 /* The error handler of the communicators devmesh_comm and devmesh_cart_comm
@@ -221,7 +228,8 @@ enum devmesh_comm_errors {
 #define DEVMESH_CONFIG_INITIALIZER                                                           \
   {                                                                                          \
     sizeof(devmesh_config_t), DEVMESH_CONFIG_MAGIC, DEVMESH_VERSION_CODE, NULL, NULL, NULL,  \
-        NULL, DEVMESH_CONFIG_UNSET, NULL, DEVMESH_CONFIG_UNSET, DEVMESH_CONFIG_UNSET          \
+        NULL, DEVMESH_CONFIG_UNSET, NULL, DEVMESH_CONFIG_UNSET, DEVMESH_CONFIG_UNSET,         \
+        DEVMESH_CONFIG_UNSET                                                                   \
   }
 
 /* devmesh_create with options (config NULL: the defaults): backends, a
@@ -456,6 +464,64 @@ DEVMESH_C_API int devmesh_parent_rank(devmesh_t m, int *rank);
  * none (with an MPI older than 4: the root communicator, made at creation).
  * Not collective. */
 DEVMESH_C_API int devmesh_comm_count(devmesh_t m, int *count);
+
+/* --- failures (a mesh made with config->fault_tolerance = 1; any other
+ * mesh: UNSUPPORTED) -------------------------------------------------------
+ * An operation of a fault-tolerant mesh whose group lost a member fails
+ * with DEVMESH_ERR_PROC_FAILED and revokes the mesh; every other operation
+ * of the mesh and of every view of its root, on every member, then fails
+ * with DEVMESH_ERR_REVOKED. The survivors carry on with devmesh_shrink
+ * (docs/ERRORS.md "Failures"). */
+
+/* Revokes m's root: every operation of it, waiting or later, fails
+ * promptly with DEVMESH_ERR_REVOKED on every member. Local and idempotent;
+ * callable while another thread waits in an operation of the same mesh
+ * (MPI_THREAD_MULTIPLE). devmesh_destroy of a revoked mesh works.
+ * Not collective. */
+DEVMESH_C_API int devmesh_revoke(devmesh_t m);
+
+/* *revoked = 1 when m's root is revoked (here, by a peer or by a failure),
+ * else 0.
+ * Not collective. */
+DEVMESH_C_API int devmesh_is_revoked(devmesh_t m, int *revoked);
+
+/* The root indices this rank knows to have failed, ascending: *nfailed of
+ * them written to ranks (maxranks too small -> INVALID_ARGUMENT, nothing
+ * written). After devmesh_shrink every survivor's list is the agreed set.
+ * Not collective. */
+DEVMESH_C_API int devmesh_failed_ranks(devmesh_t m, int maxranks, int ranks[], int *nfailed);
+
+/* *flag becomes the AND of every surviving member's *flag (nonzero: 1),
+ * the same on every survivor (MPIX_Comm_agree over the root's survivors).
+ * Collective over the surviving members of m's root. */
+DEVMESH_C_API int devmesh_agree(devmesh_t m, int *flag);
+
+/* A new root mesh over the survivors of m's root: they agree on the failed
+ * set, then every slice along dim holding a failed rank is dropped
+ * (HSDP replicate=4 x shard=2, one failed rank, dim "replicate" ->
+ * replicate=3 x shard=2, same names, groups in root order); dim NULL: a
+ * 1-D mesh of every survivor (named as devmesh_flatten names m's root
+ * dims). Live ranks in a dropped slice get *survivors = NULL and
+ * DEVMESH_SUCCESS (spares). The new mesh's parent is the survivors'
+ * communicator, which it owns; its options are m's. m stays valid
+ * (revoked) until destroyed.
+ * Collective over the surviving members of m's root: run it after
+ * DEVMESH_ERR_PROC_FAILED or DEVMESH_ERR_REVOKED.
+ * Errors: m not fault-tolerant -> UNSUPPORTED; dim no dim of m's root ->
+ * UNKNOWN_DIM; no slice or no survivor left -> INVALID_ARGUMENT, the same
+ * on every survivor; *survivors untouched on error. */
+DEVMESH_C_API int devmesh_shrink(devmesh_t m, const char *dim, devmesh_t *survivors);
+
+/* The caller's root index in m's root.
+ * Not collective. */
+DEVMESH_C_API int devmesh_root_index(devmesh_t m, int *index);
+
+/* On a mesh made by devmesh_shrink: the new root index of old root index
+ * old_index, or -1 when it was dropped (failed, or a spare). A mesh not
+ * made by devmesh_shrink, or an index outside the old root ->
+ * INVALID_ARGUMENT.
+ * Not collective. */
+DEVMESH_C_API int devmesh_shrunk_index(devmesh_t m, int old_index, int *new_index);
 
 /* ---- communicators --------------------------------------------------------- */
 

@@ -136,6 +136,19 @@ struct MeshOptions {
   // disagree on it get inconsistent like any other argument. Not with a
   // rank list (invalid_argument).
   bool host_aware = false;
+  // Let the mesh outlive a member's death (docs/ERRORS.md "Failures"):
+  // creation makes the root communicator, every dim's communicator is made
+  // from it, and the communicators it hands out report errors as return
+  // codes (MPI_ERRORS_RETURN, whatever comm_errors says: a fatal handler
+  // would end the job at the first failure). A failure (PROC_FAILED,
+  // REVOKED) seen by any operation of the mesh revokes the whole mesh on
+  // every member; then Mesh::agree, failed_ranks and shrink carry on with
+  // the survivors. Needs an MPI with ULFM running with it on (Open MPI 5
+  // under `mpirun --with-ft ulfm`), and backends that can revoke
+  // (DEVMESH_BACKEND_CAP_REVOKE_SPREADS): otherwise creation fails with
+  // unsupported, saying why, on every rank. Off: revoke, agree,
+  // failed_ranks and shrink answer unsupported.
+  bool fault_tolerance = false;
 };
 
 // The backend of a dim that flatten or unflatten makes, with that
@@ -310,6 +323,44 @@ class DEVMESH_API Mesh {
   // MPI accepts. Also as parent ranks (MPI_PROC_NULL alike). Not
   // collective: O(ndim) arithmetic, no communicator is made.
   Neighbors neighbors(std::string_view dim, bool periodic = false, int distance = 1) const;
+  // --- failures (a mesh made with MeshOptions::fault_tolerance; others
+  // throw Error(unsupported)) ---------------------------------------------
+  // Revokes the mesh: every operation of it and of every view of its root,
+  // on every member, waiting in one or calling one, fails promptly with
+  // Error(revoked). Not collective, idempotent, and callable while another
+  // thread waits in an operation of the same mesh (the one exception to
+  // one thread per mesh; MPI_THREAD_MULTIPLE then).
+  void revoke() const;
+  // Whether the mesh is revoked (by this rank, a peer, or a failure). Not
+  // collective.
+  bool is_revoked() const;
+  // The root indices this rank knows to have failed, ascending. Not
+  // collective. After shrink(), every survivor's list is the agreed set.
+  std::vector<int> failed_ranks() const;
+  // The AND of every surviving member's flag (MPIX_Comm_agree over the
+  // root's survivors), the same on every survivor, for programs whose ranks
+  // saw different errors. Collective over the surviving members of the root.
+  bool agree(bool flag) const;
+  // A new root mesh over the survivors (docs/SEMANTICS.md "Shrink"): they
+  // agree on one failed set, then every slice along dim that holds a failed
+  // rank is dropped: HSDP (replicate=4, shard=2) with one failed rank,
+  // shrink("replicate") is (replicate=3, shard=2), same names, groups in
+  // root order. No dim: a 1-D mesh of every survivor, named as flatten()
+  // names the root's dims. Live ranks in a dropped slice get the null mesh
+  // (spares). Collective over the surviving members of the root; run it
+  // after an Error(proc_failed) or Error(revoked). Its parent is the
+  // survivors' communicator (owned by the new mesh); its options are this
+  // mesh's. No slice left, or no survivor: Error(invalid_argument), the same
+  // on every survivor. This mesh stays valid (revoked) until destroyed.
+  Mesh shrink(std::optional<std::string_view> dim = std::nullopt) const;
+  // The caller's root index (row-major number of its root coordinate).
+  int root_index() const;
+  // On a mesh made by shrink(): the new root index of old root index
+  // `old_index`, or -1 when it was dropped (failed, or a spare);
+  // invalid_argument for an index outside the old root or a mesh not made
+  // by shrink().
+  int shrunk_index(int old_index) const;
+
   // Communicators the root has created so far, for checking reuse: one per
   // distinct layout asked for, plus the root communicator once made (see
   // above). create() makes none (where communicators come from the root

@@ -170,6 +170,16 @@ class DEVMESH_API View {
   bool is_root_ = false;
 };
 
+// What shrinking a root view keeps after the ranks of `failed` died
+// (docs/SEMANTICS.md "Shrink"). Pure: no MPI.
+struct Shrunk {
+  std::vector<index_t> shape;      // the new root's shape
+  std::vector<std::string> names;  // its dim names
+  std::vector<index_t> kept;       // kept[i]: the old root index of new root index i (ascending)
+  std::vector<index_t> spares;     // live old root indices in dropped slices, ascending
+};
+DEVMESH_API Shrunk shrink(const View& root, std::span<const index_t> failed, std::optional<std::string_view> dim);
+
 }  // namespace devmesh
 
 #endif  // DEVMESH_CXX20

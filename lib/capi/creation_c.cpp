@@ -77,6 +77,9 @@ Creation creation_of(const devmesh_config_t* cfg) {
   if (c.host_aware != DEVMESH_CONFIG_UNSET && c.host_aware != 0 && c.host_aware != 1)
     invalid("host_aware " + std::to_string(c.host_aware) + " is neither 0 nor 1");
   o.host_aware = c.host_aware == 1;
+  if (c.fault_tolerance != DEVMESH_CONFIG_UNSET && c.fault_tolerance != 0 && c.fault_tolerance != 1)
+    invalid("fault_tolerance " + std::to_string(c.fault_tolerance) + " is neither 0 nor 1");
+  o.fault_tolerance = c.fault_tolerance == 1;
   if (c.nranks == DEVMESH_CONFIG_UNSET) {
     if (c.ranks) invalid("ranks is set but nranks is not: the rank list needs its length");
   } else {
@@ -241,9 +244,9 @@ std::vector<devmesh::DimBackend> new_dim_backends(const devmesh_config_t* config
   devmesh_config_t c = DEVMESH_CONFIG_INITIALIZER;
   std::memcpy(&c, config, std::min(config->size, sizeof c));
   if (c.nranks != DEVMESH_CONFIG_UNSET || c.ranks || c.host_aware != DEVMESH_CONFIG_UNSET ||
-      c.comm_errors != DEVMESH_CONFIG_UNSET)
+      c.comm_errors != DEVMESH_CONFIG_UNSET || c.fault_tolerance != DEVMESH_CONFIG_UNSET)
     invalid("a new dim takes only the config's backend fields (backend, backend_options, dim_backends, "
-            "dim_options); nranks, ranks, host_aware and comm_errors are the mesh's");
+            "dim_options); nranks, ranks, host_aware, comm_errors and fault_tolerance are the mesh's");
   const std::string fallback = c.backend ? c.backend : "";
   if (fallback.empty() && !o.backend_options.empty())
     invalid("backend_options without a backend (a new dim without one runs on the mesh's default backend, "

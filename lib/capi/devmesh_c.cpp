@@ -385,6 +385,68 @@ int devmesh_all_groups_comm(devmesh_t m, const char* dim, int maxranks, int rank
   });
 }
 
+int devmesh_revoke(devmesh_t m) {
+  return guard("devmesh_revoke", [&] { mesh_of(m).revoke(); });
+}
+
+int devmesh_is_revoked(devmesh_t m, int* revoked) {
+  return guard("devmesh_is_revoked", [&] {
+    const Mesh& mesh = mesh_of(m);
+    need(revoked, "revoked");
+    *revoked = mesh.is_revoked() ? 1 : 0;
+  });
+}
+
+int devmesh_failed_ranks(devmesh_t m, int maxranks, int ranks[], int* nfailed) {
+  return guard("devmesh_failed_ranks", [&] {
+    const Mesh& mesh = mesh_of(m);
+    need(nfailed, "nfailed");
+    const std::vector<int> failed = mesh.failed_ranks();
+    if (!failed.empty()) need(ranks, "ranks");
+    copy_ints(failed, maxranks, "maxranks", "ranks", ranks);
+    *nfailed = static_cast<int>(failed.size());
+  });
+}
+
+int devmesh_agree(devmesh_t m, int* flag) {
+  return guard("devmesh_agree", [&] {
+    const Mesh& mesh = mesh_of(m);
+    need(flag, "flag");
+    *flag = mesh.agree(*flag != 0) ? 1 : 0;
+  });
+}
+
+int devmesh_shrink(devmesh_t m, const char* dim, devmesh_t* survivors) {
+  return guard("devmesh_shrink", [&] {
+    const Mesh& mesh = mesh_of(m);
+    need(survivors, "the survivors output pointer");
+    std::optional<std::string_view> d;
+    if (dim) d = dim_arg(dim);
+    Mesh out = mesh.shrink(d);
+    if (!out.is_member()) {
+      *survivors = nullptr;
+      return;
+    }
+    give(make_handle(std::move(out)), survivors);
+  });
+}
+
+int devmesh_root_index(devmesh_t m, int* index) {
+  return guard("devmesh_root_index", [&] {
+    const Mesh& mesh = mesh_of(m);
+    need(index, "index");
+    *index = mesh.root_index();
+  });
+}
+
+int devmesh_shrunk_index(devmesh_t m, int old_index, int* new_index) {
+  return guard("devmesh_shrunk_index", [&] {
+    const Mesh& mesh = mesh_of(m);
+    need(new_index, "new_index");
+    *new_index = mesh.shrunk_index(old_index);
+  });
+}
+
 }  // extern "C"
 
 extern "C" {

@@ -111,6 +111,31 @@ void check_dim_names(const CreationRequest& r) {
                   "); a dim made by flatten or unflatten gets its backend there");
 }
 
+// What fault_tolerance needs here (see mesh.hpp): ULFM running, a parent
+// that returns errors, backends that can revoke.
+void check_fault_tolerance(const Creation& c) {
+  const CreationRequest& r = c.request;
+  if (!r.options.fault_tolerance) return;
+  if (r.kind == CreationKind::comms)
+    throw Error(Status::invalid_argument, "fault_tolerance does not apply to adopted communicators (devmesh would "
+                                          "revoke the program's own communicators)");
+  if (const std::string why = mpi::ulfm_unavailable(); !why.empty())
+    throw Error(Status::unsupported, "fault_tolerance: " + why);
+  MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
+  DEVMESH_MPI(MPI_Comm_get_errhandler(c.parent, &handler));
+  const bool fatal = handler == MPI_ERRORS_ARE_FATAL;
+  MPI_Errhandler_free(&handler);
+  if (fatal)
+    throw Error(Status::invalid_argument,
+                "fault_tolerance: the parent communicator's error handler is MPI_ERRORS_ARE_FATAL, which ends the "
+                "job at the first failure; give it MPI_ERRORS_RETURN (MPI_Comm_set_errhandler) first");
+  for (const auto& [spec, instance] : c.backends)
+    if (instance && !(capabilities(instance->table()) & DEVMESH_BACKEND_CAP_REVOKE_SPREADS))
+      throw Error(Status::unsupported, "fault_tolerance: backend '" + spec.name +
+                                           "' cannot revoke its communicators (it does not state "
+                                           "DEVMESH_BACKEND_CAP_REVOKE_SPREADS)");
+}
+
 // Everything this rank can check before the agreement.
 void check_locally(Creation& c) {
   const CreationRequest& r = c.request;
@@ -133,6 +158,7 @@ void check_locally(Creation& c) {
   }
   check_dim_names(r);
   load_backends(c);
+  check_fault_tolerance(c);
   switch (r.kind) {
     case CreationKind::comms:
       c.adopting = read_comms(c.parent, r.comms, r.names);
@@ -160,6 +186,7 @@ std::vector<Field> fields_of(const Creation& c) {
   for (int x : r.ranks) rk.add(x);
   nc.add(static_cast<std::int64_t>(r.comms.size()));
   ha.add(r.options.host_aware ? 1 : 0);
+  ha.add(r.options.fault_tolerance ? 1 : 0);
   be.add(r.options.backend);
   for (const auto& [dim, backend] : r.options.dim_backends) {
     be.add(dim);
@@ -180,7 +207,7 @@ std::vector<Field> fields_of(const Creation& c) {
           {"dim names", nm.h},
           {"rank lists", rk.h},
           {"numbers of communicators", nc.h},
-          {"host_aware settings", ha.h},
+          {"host_aware and fault_tolerance settings", ha.h},
           {"backends", be.h},
           {"backend options", op.h}};
 }
@@ -273,7 +300,7 @@ Mesh build(Creation& c) {
   // MPI_COMM_NULL), unless a mesh from a group has its group's already.
   const bool group_is_root = c.group_comm != MPI_COMM_NULL && !r.options.host_aware;
   MPI_Comm root_comm = MPI_COMM_NULL;
-  if (!mpi::dims_from_group && !group_is_root) {
+  if ((!mpi::dims_from_group || r.options.fault_tolerance) && !group_is_root) {
     if (int rc = MPI_Comm_create(c.parent, group, &root_comm); rc != MPI_SUCCESS) {
       MPI_Group_free(&group);
       check_mpi(rc, "MPI_Comm_create");
@@ -318,6 +345,11 @@ Mesh build(Creation& c) {
     for (std::size_t d = 0; d < root.ndim(); ++d)
       state->insert_program_comm(root.dims()[d].layout, r.comms[d], root.dims()[d].name);
   }
+  // A fault-tolerant mesh makes its dims' communicators now, over the
+  // root communicator (see MeshState::make_comm): a death during creation
+  // fails creation on every survivor.
+  if (r.options.fault_tolerance)
+    for (const Dim& d : c.view->dims()) state->comm(d.layout, d.name);
   if (c.hosts) {
     // Host-major over uniform hosts.
     auto hosts = std::make_shared<RootHosts>();

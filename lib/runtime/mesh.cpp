@@ -217,6 +217,67 @@ MPI_Comm Mesh::cart_comm(std::vector<bool> periodic) const {
   return state_->cart(v, std::vector<int>(periodic.begin(), periodic.end()));
 }
 
+// --- failures ----------------------------------------------------------------------
+
+void Mesh::revoke() const {
+  state();
+  state_->revoke();
+}
+
+bool Mesh::is_revoked() const {
+  state();
+  return state_->is_revoked();
+}
+
+std::vector<int> Mesh::failed_ranks() const {
+  state();
+  return narrow(state_->failed_ranks());
+}
+
+bool Mesh::agree(bool flag) const {
+  state();
+  return state_->agree(flag);
+}
+
+Mesh Mesh::shrink(std::optional<std::string_view> dim) const {
+  const View root = view().root();
+  std::vector<index_t> failed;
+  MPI_Comm survivors = state_->shrink_root(failed);
+  // A new root over the survivors' communicator, by the one creation
+  // driver; what the plan finds wrong (no slice left) is the same on every
+  // survivor (the failed set is agreed), and fails the creation everywhere.
+  detail::CreationRequest r = request(detail::CreationKind::ranks, survivors, {1}, {"survivors"}, state_->options());
+  r.ranks = {0};
+  std::vector<index_t> kept;
+  try {
+    Shrunk plan = devmesh::shrink(root, failed, dim);
+    r.shape = narrow(plan.shape);
+    r.names = std::move(plan.names);
+    // The survivors' communicator keeps root order: old root index x is
+    // its rank x - (failed indices below x).
+    r.ranks.clear();
+    for (index_t x : plan.kept)
+      r.ranks.push_back(static_cast<int>(x - (std::lower_bound(failed.begin(), failed.end(), x) - failed.begin())));
+    kept = std::move(plan.kept);
+  } catch (const Error& e) {
+    r.error = e;
+  }
+  Mesh out;
+  try {
+    out = detail::create(std::move(r));
+    if (out) detail::MeshAccess::state(out)->take_shrink(survivors, std::move(kept), root.root_size());
+  } catch (...) {
+    MPI_Comm_free(&survivors);
+    throw;
+  }
+  if (!out) MPI_Comm_free(&survivors);
+  return out;
+}
+
+int Mesh::root_index() const { return state().index(); }
+
+int Mesh::shrunk_index(int old_index) const { return state().shrunk_index(old_index); }
+
 int Mesh::comm_count() const {
   state();
   return state_->comm_count();

@@ -137,6 +137,7 @@ MeshState::MeshState(View root, MPI_Group root_group, int index, int parent_rank
       host_local_rank_(host_local_rank),
       id_(std::move(id)),
       options_(std::move(options)) {
+  if (options_.fault_tolerance) fault_ = std::make_unique<Fault>();
   register_live(this);
 }
 
@@ -149,6 +150,7 @@ void MeshState::release() noexcept {
   Lock lock(mutex_);
   if (released_) return;
   released_ = true;
+  if (fault_) fault_->clear();
   const bool alive = mpi_alive();
   for (auto& [key, h] : handouts_) {
     h.upgraded.clear();  // backend communicators go before their MPI group
@@ -162,6 +164,7 @@ void MeshState::release() noexcept {
   backends_.clear();
   if (alive) {
     if (root_comm_ != MPI_COMM_NULL) MPI_Comm_free(&root_comm_);
+    if (owned_parent_ != MPI_COMM_NULL) MPI_Comm_free(&owned_parent_);
     if (root_group_ != MPI_GROUP_NULL) MPI_Group_free(&root_group_);
     if (errhandler_ != MPI_ERRHANDLER_NULL) MPI_Errhandler_free(&errhandler_);
   }
@@ -169,10 +172,24 @@ void MeshState::release() noexcept {
 
 void MeshState::check_alive(const Lock&) const {
   if (released_) throw Error(Status::invalid_argument, "the mesh was released by MPI_Finalize");
+  if (fault_ && fault_->revoked()) [[unlikely]]
+    fault_->fail("an operation of the mesh");
+}
+
+template <class F>
+decltype(auto) MeshState::watching(F&& f) {
+  if (!fault_) return f();
+  try {
+    return f();
+  } catch (const Error& e) {
+    fault_->saw(e);
+    throw;
+  }
 }
 
 void MeshState::inherit_errhandler(MPI_Comm parent) {
-  if (options_.comm_errors != CommErrors::inherit) return;
+  // A fault-tolerant mesh's communicators return errors (see mesh.hpp).
+  if (options_.comm_errors != CommErrors::inherit || fault_) return;
   Lock lock(mutex_);
   DEVMESH_MPI(MPI_Comm_get_errhandler(parent, &errhandler_));
 }
@@ -227,6 +244,7 @@ void MeshState::take_root_comm(MPI_Comm comm) {
   Lock lock(mutex_);
   root_comm_ = comm;
   ++created_;
+  if (fault_) fault_->set_root(root_comm_);
   DEVMESH_MPI(MPI_Comm_set_name(root_comm_, "devmesh:root"));
 }
 
@@ -315,6 +333,7 @@ MeshState::Handout& MeshState::hand_out(const Lock&, std::vector<index_t> key, M
     throw_mpi_error(rc, call);
   }
   Handout& h = handouts_[std::move(key)];
+  if (fault_) fault_->add(comm);
   h.comm = comm;
   h.name = std::move(name);
   h.watch = std::move(watch);
@@ -354,6 +373,17 @@ MeshState::Handout& MeshState::entry(const Lock& lock, const Layout& layout, std
 
 // The tag names the root and the layout, so concurrent creations never mix.
 MPI_Comm MeshState::make_comm(const Lock& lock, const std::vector<int>& members, const std::string& what) {
+  // A fault-tolerant mesh splits the root communicator: a creation over
+  // all root members, which ULFM makes uniform and which a revoke or a
+  // death interrupts (a creation over a group, MPI_Comm_create_group, goes
+  // on waiting for a member that left it).
+  if (fault_) {
+    const auto me = std::find(members.begin(), members.end(), index_);
+    MPI_Comm c = MPI_COMM_NULL;
+    DEVMESH_MPI(MPI_Comm_split(root_comm(lock), members.front(), static_cast<int>(me - members.begin()), &c));
+    return_errors(c);
+    return c;
+  }
   const MPI_Comm over = mpi::dims_from_group ? MPI_COMM_NULL : root_comm(lock);
   return mpi::comm_from_members(root_group_, members, "devmesh:" + id_ + ":" + what, over);
 }
@@ -372,22 +402,23 @@ MPI_Comm MeshState::root_comm(const Lock& lock) {
   }
   root_comm_ = c;
   ++created_;
+  if (fault_) fault_->set_root(root_comm_);
   return root_comm_;
 }
 
 MPI_Comm MeshState::root_comm() {
   Lock lock(mutex_);
-  return root_comm(lock);
+  return watching([&] { return root_comm(lock); });
 }
 
 MPI_Comm MeshState::comm(const Layout& layout, std::string_view dim) {
   Lock lock(mutex_);
-  return entry(lock, layout, dim).comm;
+  return watching([&] { return entry(lock, layout, dim).comm; });
 }
 
 Communicator& MeshState::communicator(const Layout& layout, std::string_view dim, const BackendSpec& backend) {
   Lock lock(mutex_);
-  return communicator(lock, layout, dim, backend, false);
+  return watching([&]() -> Communicator& { return communicator(lock, layout, dim, backend, false); });
 }
 
 // all_root_members: every root member makes this call together.
@@ -414,7 +445,7 @@ Communicator& MeshState::communicator(const Lock& lock, const Layout& layout, st
   group.deadline = 0;
   std::unique_ptr<Communicator> comm;
   try {
-    comm = b->second->create(group);
+    comm = b->second->create(group, fault_.get());
   } catch (const Error& e) {
     h.failed.emplace(key, e);
     throw;
@@ -439,7 +470,7 @@ void MeshState::set_hosts(std::shared_ptr<const RootHosts> hosts) {
 
 MPI_Comm MeshState::cart(const View& view, std::vector<int> periods) {
   Lock lock(mutex_);
-  return cart(lock, view, std::move(periods));
+  return watching([&] { return cart(lock, view, std::move(periods)); });
 }
 
 MPI_Comm MeshState::cart(const Lock& lock, const View& view, std::vector<int> per) {
@@ -488,6 +519,10 @@ MPI_Comm MeshState::cart(const Lock& lock, const View& view, std::vector<int> pe
 
 void MeshState::create_comms(const View& v, CommPath path) {
   Lock lock(mutex_);
+  watching([&] { create_comms(lock, v, path); });
+}
+
+void MeshState::create_comms(const Lock& lock, const View& v, CommPath path) {
   // No MPI call after MPI_Finalize (the check below is one).
   check_alive(lock);
   // All members must ask for the same layouts by the same path, or the
@@ -508,7 +543,7 @@ void MeshState::create_comms(const View& v, CommPath path) {
   try {
     all = all_members(lock);
     const Status local = known_path ? Status::success : Status::invalid_argument;
-    agree(all, "create_comms", {{"creation paths", p.h}, {"views", views.h}}, local,
+    detail::agree(all, "create_comms", {{"creation paths", p.h}, {"views", views.h}}, local,
           "unknown creation path " + std::to_string(static_cast<int>(path)));
   } catch (const Error&) {
     // A failed call leaves nothing made.

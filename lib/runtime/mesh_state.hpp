@@ -16,6 +16,7 @@
 
 #include "devmesh/hosts.hpp"
 #include "devmesh/mesh.hpp"
+#include "fault.hpp"
 #include "plugins.hpp"
 
 namespace devmesh::detail {
@@ -112,6 +113,33 @@ class MeshState {
   // Frees every communicator (idempotent; no MPI call after MPI_Finalize).
   void release() noexcept;
 
+  // --- fault tolerance (options.fault_tolerance; see mesh.hpp) -------------
+  // The mesh's fault state, or null without fault_tolerance.
+  Fault* fault() const noexcept { return fault_.get(); }
+  // Revokes the mesh (not collective; any thread). Unsupported without
+  // fault_tolerance.
+  void revoke();
+  bool is_revoked();
+  // The root indices this rank knows to have failed, ascending: the agreed
+  // set once agree() or a shrink agreed on one, with what MPI reports
+  // since. Not collective.
+  std::vector<index_t> failed_ranks();
+  // MPIX_Comm_agree over the root's survivors (the AND of every survivor's
+  // flag); the failed set is agreed on as a side effect. Collective over
+  // the surviving members of the root.
+  bool agree(bool flag);
+  // The survivors' communicator (MPIX_Comm_shrink of the root's, ranks in
+  // root order) and the agreed failed set. Collective over the surviving
+  // members of the root. The caller owns the communicator.
+  MPI_Comm shrink_root(std::vector<index_t>& failed);
+  // A mesh made by a shrink: owns its parent (the survivors'
+  // communicator), and knows the old root index of each of its root
+  // indices (ascending). Not collective.
+  void take_shrink(MPI_Comm parent, std::vector<index_t> old_index, index_t old_size);
+  // The new root index of an old one, -1 when dropped; invalid_argument
+  // for a mesh not made by a shrink or an index outside the old root.
+  int shrunk_index(index_t old_index) const;
+
   // What an attribute on a communicator handed out tells: its delete
   // callback ran because the program freed it. devmesh's own free sets
   // `releasing` first.
@@ -133,9 +161,17 @@ class MeshState {
     std::map<std::string, Error, std::less<>> failed;
   };
 
-  // Throws Error(invalid_argument) once MPI_Finalize released the mesh: the
-  // one check of every call that would use a communicator.
+  // Throws Error(invalid_argument) once MPI_Finalize released the mesh, and
+  // Error(revoked) once the mesh is revoked: the one check of every call
+  // that would use a communicator.
   void check_alive(const Lock&) const;
+  // Runs f (a call that may make communicators); a failure it sees
+  // (PROC_FAILED, REVOKED) revokes the mesh before it reaches the caller.
+  template <class F>
+  decltype(auto) watching(F&& f);
+  // The root communicator of a fault-tolerant mesh, or throws unsupported.
+  MPI_Comm fault_root(const char* what) const;
+
   // The handout of a key, or nullptr; throws when the program freed it.
   Handout* find(const Lock&, const std::vector<index_t>& key);
   Handout& entry(const Lock&, const Layout& layout, std::string_view dim);
@@ -155,6 +191,7 @@ class MeshState {
   Communicator& communicator(const Lock&, const Layout& layout, std::string_view dim, const BackendSpec& backend,
                              bool all_root_members);
   MPI_Comm cart(const Lock&, const View& view, std::vector<int> periods);
+  void create_comms(const Lock&, const View& view, CommPath path);
 
   const View root_;
   MPI_Group root_group_;  // members in root-index order; owned
@@ -181,6 +218,12 @@ class MeshState {
   int created_ = 0;
   std::shared_ptr<const RootHosts> hosts_;
   bool released_ = false;
+  std::unique_ptr<Fault> fault_;  // with options.fault_tolerance
+  // A shrink's result (take_shrink): the parent it owns, and the old root
+  // index of each root index. Set before the mesh is handed out.
+  MPI_Comm owned_parent_ = MPI_COMM_NULL;
+  std::vector<index_t> old_index_;
+  index_t old_size_ = 0;
 };
 
 // The backend a dim of the mesh runs on by the options, with its options:

@@ -55,7 +55,7 @@ void throw_mpi_error(int code, const char* call) {
   if (MPI_Error_class(code, &cls) != MPI_SUCCESS) cls = code;
   std::string what(call);
   what = what.substr(0, what.find('('));
-  throw Error(Status::backend,
+  throw Error(mpi::status_of_class(cls),
               what + " failed: " + mpi_error_text(code) + " (MPI error class " + std::to_string(cls) + ")",
               code, cls);
 }

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "devmesh/status.hpp"
+
 #include "runtime/mpi_features_config.h"
 
 namespace devmesh::detail::mpi {
@@ -29,10 +31,10 @@ inline constexpr bool has_comm_from_group = DEVMESH_HAVE_MPI_COMM_CREATE_FROM_GR
 inline constexpr bool dims_from_group = has_comm_from_group && DEVMESH_MPI_IS_OPEN_MPI == 0;
 
 // A communicator over `members` (ranks of root_group, in rank order),
-// errors returned. Collective over those members. With dims_from_group:
-// MPI_Comm_create_from_group, `tag` telling concurrent creations apart;
-// root_comm is not used. Without: MPI_Comm_create_group over root_comm (the
-// communicator of root_group), with a tag derived from `tag`.
+// errors returned. Collective over those members. root_comm (the
+// communicator of root_group) given: MPI_Comm_create_group over it, with a
+// tag derived from `tag`; MPI_COMM_NULL (only where dims_from_group):
+// MPI_Comm_create_from_group, `tag` telling concurrent creations apart.
 MPI_Comm comm_from_members(MPI_Group root_group, const std::vector<int>& members, const std::string& tag,
                            MPI_Comm root_comm);
 
@@ -41,6 +43,30 @@ MPI_Comm comm_from_members(MPI_Group root_group, const std::vector<int>& members
 // pass the same tag. Without has_comm_from_group: Error(unsupported), no
 // communication.
 MPI_Comm comm_from_session_group(MPI_Group group, const std::string& tag);
+
+// --- fault tolerance (ULFM) ------------------------------------------------
+// Whether this MPI has the ULFM functions devmesh's fault_tolerance option
+// uses (MPIX_Comm_revoke, _is_revoked, _shrink, _agree, _get_failed): Open
+// MPI 5; MPICH lacks MPIX_Comm_is_revoked.
+inline constexpr bool has_ulfm = DEVMESH_HAVE_ULFM != 0;
+// Why fault tolerance cannot run in this process, "" when it can: the
+// functions are missing from the build, or the MPI runs without its fault
+// tolerance on (Open MPI: mpirun --with-ft ulfm sets the MPI_FT attribute
+// of MPI_COMM_WORLD). Not collective; the same on every rank of a job.
+std::string ulfm_unavailable();
+// The status of an MPI error class: PROC_FAILED for MPIX_ERR_PROC_FAILED
+// (and _PENDING), REVOKED for MPIX_ERR_REVOKED, else BACKEND.
+Status status_of_class(int cls) noexcept;
+// The ULFM calls, where has_ulfm (else MPI_ERR_OTHER, never called then).
+int comm_revoke(MPI_Comm comm) noexcept;
+bool comm_is_revoked(MPI_Comm comm) noexcept;
+int comm_shrink(MPI_Comm comm, MPI_Comm* survivors) noexcept;
+int comm_agree(MPI_Comm comm, int* flag) noexcept;
+// The group of comm's members this rank knows to have failed.
+int comm_get_failed(MPI_Comm comm, MPI_Group* failed) noexcept;
+// Acknowledges every failure this rank knows of on comm (so that
+// comm_agree does not report them again).
+int comm_ack_failed(MPI_Comm comm) noexcept;
 
 // The MPI standard version the library reports, "4.1".
 std::string version_text();

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +18,7 @@
 #include <utility>
 
 #include "agreement.hpp"
+#include "fault.hpp"
 #include "mpi_check.hpp"
 
 namespace devmesh::detail {
@@ -321,8 +323,19 @@ bool refusal(int rc) { return rc == DEVMESH_ERR_UNSUPPORTED || rc == DEVMESH_ERR
 
 class PluginCommunicator final : public Communicator {
  public:
-  PluginCommunicator(const devmesh_backend_v1_t& t, void* comm, int rank, int size, std::uint64_t reduce_mask)
-      : t_(t), comm_(comm), rank_(rank), size_(size), reduce_mask_(reduce_mask) {}
+  // fault: the mesh's fault state (fault_tolerance), or null.
+  PluginCommunicator(const devmesh_backend_v1_t& t, void* comm, int rank, int size, std::uint64_t reduce_mask,
+                     Fault* fault)
+      : t_(t), comm_(comm), rank_(rank), size_(size), reduce_mask_(reduce_mask), fault_(fault) {
+    // A revoke of the mesh reaches the backend's communicator, from any
+    // thread where the backend allows it; otherwise this rank's next call
+    // fails (member()) without reaching the plugin.
+    const devmesh_backend_v3_t* v3 = v3_of(t_);
+    if (fault_ && v3 && v3->revoke && (capabilities(t_) & DEVMESH_BACKEND_CAP_REVOKE_ANY_THREAD))
+      fault_->add([this, v3](int status) {
+        if (!revoked_here_.exchange(true)) v3->revoke(comm_, status);
+      });
+  }
   ~PluginCommunicator() override { t_.comm_destroy(comm_); }
   std::string_view backend() const noexcept override { return t_.name; }
   int rank() const noexcept override { return rank_; }
@@ -417,12 +430,13 @@ class PluginCommunicator final : public Communicator {
   // REVOKED when an earlier operation failed here.
   template <class Fn>
   Fn member(Fn fn, std::string_view what) const {
-    if (!fn || !broken_.empty()) [[unlikely]]
+    if (!fn || !broken_.empty() || (fault_ && fault_->revoked())) [[unlikely]]
       refuse_call(fn == nullptr, what);
     return fn;
   }
   [[noreturn, gnu::cold, gnu::noinline]] void refuse_call(bool lacking, std::string_view what) const {
     if (lacking) lacks(t_, what);
+    if (broken_.empty()) fault_->fail("backend '" + std::string(t_.name) + "', " + std::string(what));
     throw Error(Status::revoked, "backend '" + std::string(t_.name) + "', " + std::string(what) +
                                      ": the communicator was revoked after an earlier failure (" + broken_ + ")");
   }
@@ -439,13 +453,16 @@ class PluginCommunicator final : public Communicator {
     if (v3 && v3->revoke) {
       broken_ = e.what();
       // Revoked already (the plugin says so): another member spread it.
-      if (rc != DEVMESH_ERR_REVOKED && v3->revoke(comm_, static_cast<int>(e.status())) != DEVMESH_SUCCESS)
+      if (rc != DEVMESH_ERR_REVOKED && !revoked_here_.exchange(true) &&
+          v3->revoke(comm_, static_cast<int>(e.status())) != DEVMESH_SUCCESS)
         log_line(t_.name, DEVMESH_LOG_WARN, "revoking a communicator after a failure failed: " + plugin_message(t_));
-    } else {
+    } else if (!fault_) {
       log_line(t_.name, DEVMESH_LOG_INFO,
                std::string(what) + " failed and the backend has no revoke: the other members learn of it only "
                                    "through the backend's own errors or timeout");
     }
+    // A failure revokes the whole mesh (fault_tolerance).
+    if (fault_) fault_->saw(e);
     throw e;
   }
   // The argument gate. On the path of every call: a few compares and one
@@ -521,6 +538,8 @@ class PluginCommunicator final : public Communicator {
   int size_;
   std::uint64_t reduce_mask_;  // bit t*4+op: the backend reduces data type t with op
   std::string broken_;         // why the communicator is revoked, or ""
+  Fault* fault_;               // the mesh's fault state, or null
+  std::atomic<bool> revoked_here_{false};  // this rank called the plugin's revoke
 };
 
 // The reductions a backend states it has on an instance, as a mask; every
@@ -615,7 +634,7 @@ BackendInstance::BackendInstance(const BackendSpec& spec)
 
 BackendInstance::~BackendInstance() { table_->close(instance_); }
 
-std::unique_ptr<Communicator> BackendInstance::create(const devmesh_backend_group_t& group) {
+std::unique_ptr<Communicator> BackendInstance::create(const devmesh_backend_group_t& group, Fault* fault) {
   const devmesh_backend_v1_t& t = *table_;
   const devmesh_backend_v3_t* v3 = v3_of(t);
   int rank = 0, size = 0;
@@ -658,7 +677,7 @@ std::unique_ptr<Communicator> BackendInstance::create(const devmesh_backend_grou
     const std::uint64_t mask = connected.status() == Status::success ? reduce_mask(t, instance_) : 0;
     settle(connected, {{"reductions the backend supports", mask}}, [&] { t.comm_destroy(comm); });
     try {
-      return std::make_unique<PluginCommunicator>(t, comm, rank, size, mask);
+      return std::make_unique<PluginCommunicator>(t, comm, rank, size, mask, fault);
     } catch (...) {
       t.comm_destroy(comm);
       throw;
@@ -667,7 +686,7 @@ std::unique_ptr<Communicator> BackendInstance::create(const devmesh_backend_grou
   const int rc = t.comm_create(instance_, &group, &comm);
   settle(outcome(rc, comm, "comm_create"), {}, [&] { t.comm_destroy(comm); });
   try {
-    return std::make_unique<PluginCommunicator>(t, comm, rank, size, reduce_mask(t, instance_));
+    return std::make_unique<PluginCommunicator>(t, comm, rank, size, reduce_mask(t, instance_), fault);
   } catch (...) {
     t.comm_destroy(comm);
     throw;

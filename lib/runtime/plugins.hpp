@@ -13,6 +13,8 @@
 
 namespace devmesh::detail {
 
+class Fault;
+
 // The table of backend `name`: registered in process, built in ("mpi"), or
 // loaded from libdevmesh-backend-<name>.so and initialised, once per
 // process. Thread-safe. Errors: a bad name or no such file anywhere ->
@@ -56,7 +58,9 @@ class BackendInstance {
   // Collective over group.group: comm_create (v1, v2) or comm_prepare and
   // comm_connect (v3), with the members' results agreed on (unless the
   // backend creates locally), so that every member gets the same status.
-  std::unique_ptr<Communicator> create(const devmesh_backend_group_t& group);
+  // fault: the mesh's fault state (fault_tolerance), or null: its revoke
+  // reaches the communicator, and the communicator's failures revoke it.
+  std::unique_ptr<Communicator> create(const devmesh_backend_group_t& group, Fault* fault = nullptr);
   const devmesh_backend_v1_t& table() const noexcept { return *table_; }
 
  private:

@@ -1,0 +1,152 @@
+// hsdp_fault REPORT_DIR KILL_RANK POINT [SECOND]: an HSDP mesh
+// (replicate=4, shard=2) at 8 ranks with fault_tolerance; rank KILL_RANK
+// SIGKILLs itself at POINT (creation, first_comm, shard_allreduce,
+// replicate_allreduce, p2p, agree, none). Every survivor writes what it
+// saw to REPORT_DIR/rank-R.json (through a temporary name, renamed when
+// complete): the status its operations failed with, the failed set it
+// agreed on, and, when it is in the shrunk mesh, its groups there as OLD
+// root indices (by an allreduce over the shrunk mesh's communicators), so
+// that run_fault.py can judge them against a brute-force reference. With
+// SECOND, rank SECOND also dies, right before the shrink.
+#include <mpi.h>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "devmesh/mesh.hpp"
+
+namespace {
+
+using devmesh::Error;
+using devmesh::Mesh;
+using devmesh::Status;
+
+std::string json_ints(const std::vector<int>& v) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+// The old root indices of the caller's group along dim of the shrunk mesh:
+// every member contributes its old index at its local rank (allreduce of a
+// one-hot vector), so the groups reported are what the communicators
+// actually connect.
+std::vector<int> group_by_comm(const Mesh& s, const char* dim, int old_index) {
+  auto& c = s.communicator(dim);
+  std::vector<std::int64_t> v(static_cast<std::size_t>(c.size()), 0), out(v.size());
+  v[static_cast<std::size_t>(c.rank())] = old_index + 1;
+  c.allreduce(v.data(), out.data(), v.size(), devmesh::DataType::int64, devmesh::ReduceOp::sum);
+  std::vector<int> g;
+  for (auto x : out) g.push_back(static_cast<int>(x) - 1);
+  return g;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (argc < 4) return 2;
+  const std::string dir = argv[1];
+  const int victim = std::atoi(argv[2]);
+  const std::string point = argv[3];
+  const int second = argc > 4 ? std::atoi(argv[4]) : -1;
+  const auto die_at = [&](const char* p) {
+    if (rank == victim && point == p) raise(SIGKILL);
+  };
+
+  std::string status = "success", where = "none", message;
+  std::vector<int> failed;
+  std::string shrunk = "null";
+  const auto t0 = std::chrono::steady_clock::now();
+  double detect_ms = -1;
+  devmesh::MeshOptions o;
+  o.fault_tolerance = true;
+  Mesh m;
+  std::string step = "creation";
+  try {
+    die_at("creation");
+    m = Mesh::create(MPI_COMM_WORLD, {4, 2}, {"replicate", "shard"}, o);
+    step = "first_comm";
+    die_at("first_comm");
+    m.comm("shard");
+    m.comm("replicate");
+    std::vector<double> buf(64, 1.0), out(64);
+    for (int iter = 0; iter < 3; ++iter) {
+      step = "shard_allreduce";
+      if (iter == 1) die_at("shard_allreduce");
+      m.communicator("shard").allreduce(buf.data(), out.data(), buf.size(), devmesh::DataType::float64,
+                                        devmesh::ReduceOp::sum);
+      step = "replicate_allreduce";
+      if (iter == 1) die_at("replicate_allreduce");
+      m.communicator("replicate").allreduce(buf.data(), out.data(), buf.size(), devmesh::DataType::float64,
+                                            devmesh::ReduceOp::sum);
+      step = "p2p";
+      if (iter == 1) die_at("p2p");
+      auto& s = m.communicator("shard");
+      const int peer = 1 - s.rank();
+      s.sendrecv(buf.data(), 8, devmesh::DataType::float64, peer, out.data(), 8, devmesh::DataType::float64, peer);
+    }
+    step = "agree";
+    die_at("agree");
+    // Every survivor gets the same flag, and learns of a death there.
+    if (!m.agree(true)) status = "disagree";
+    if (!m.failed_ranks().empty()) {
+      status = "proc_failed";
+      where = "agree";
+    }
+  } catch (const Error& e) {
+    status = std::string(devmesh::status_name(e.status()));
+    where = step;
+    message = e.what();
+    detect_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+  if (m && status != "success") {
+    try {
+      if (rank == second) raise(SIGKILL);
+      Mesh s = m.shrink("replicate");
+      failed = m.failed_ranks();
+      if (!s) {
+        shrunk = "\"spare\"";
+      } else {
+        const int old_index = m.root_index();
+        std::ostringstream os;
+        os << "{\"index\":" << s.root_index() << ",\"old_index\":" << old_index
+           << ",\"mapped\":" << s.shrunk_index(old_index) << ",\"shape\":" << json_ints(s.shape())
+           << ",\"shard\":" << json_ints(group_by_comm(s, "shard", old_index))
+           << ",\"replicate\":" << json_ints(group_by_comm(s, "replicate", old_index)) << "}";
+        shrunk = os.str();
+      }
+    } catch (const Error& e) {
+      shrunk = "{\"error\":\"" + std::string(devmesh::status_name(e.status())) + "\"}";
+    }
+  }
+  int revoked = -1;
+  if (m) revoked = m.is_revoked() ? 1 : 0;
+  std::ostringstream r;
+  r << "{\"rank\":" << rank << ",\"status\":\"" << status << "\",\"where\":\"" << where
+    << "\",\"detect_ms\":" << detect_ms << ",\"revoked\":" << revoked << ",\"failed\":" << json_ints(failed)
+    << ",\"shrunk\":" << shrunk << "}\n";
+  const std::string path = dir + "/rank-" + std::to_string(rank) + ".json";
+  {
+    std::ofstream f(path + ".tmp");
+    f << r.str();
+  }
+  std::rename((path + ".tmp").c_str(), path.c_str());
+  m = Mesh();
+  // A job may stay in MPI_Finalize after a death (ULFM): the runner judges
+  // by the reports and ends the job itself.
+  MPI_Finalize();
+  return 0;
+}

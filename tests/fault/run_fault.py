@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""run_fault.py MPIEXEC PROGRAM: kills ranks of an 8-rank HSDP mesh
+(replicate=4, shard=2, fault_tolerance) at chosen points, DEVMESH_FAULT_RUNS
+times (default 50), and judges each run by what the survivors report
+(hsdp_fault.cpp): every survivor ends (no hang), its operations failed with
+PROC_FAILED or REVOKED, it agreed on the failed set, and the mesh it shrank
+to along replicate has the groups a brute-force reference gives. The job
+itself may stay in MPI_Finalize after a death (ULFM): it is ended once every
+survivor has reported, or after a bound.
+"""
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+RANKS, SHAPE = 8, (4, 2)
+POINTS = ["creation", "first_comm", "shard_allreduce", "replicate_allreduce", "p2p", "agree"]
+BOUND = float(os.environ.get("DEVMESH_FAULT_BOUND", "60"))
+
+
+def expected_shrink(failed):
+    """Brute force: old root index x = 2*replicate + shard; a replicate
+    slice with a failed rank is dropped."""
+    dropped = {x // SHAPE[1] for x in failed}
+    kept = [x for x in range(RANKS) if x // SHAPE[1] not in dropped]
+    out = {}
+    for x in range(RANKS):
+        if x in failed:
+            continue
+        if x not in kept:
+            out[x] = "spare"
+            continue
+        out[x] = {
+            "index": kept.index(x),
+            "shape": [SHAPE[0] - len(dropped), SHAPE[1]],
+            "shard": [y for y in kept if y // SHAPE[1] == x // SHAPE[1]],
+            "replicate": [y for y in kept if y % SHAPE[1] == x % SHAPE[1]],
+        }
+    return out
+
+
+def run_once(mpiexec, program, victim, point, second):
+    with tempfile.TemporaryDirectory() as d:
+        args = ["bash", mpiexec, "-ft", "-n", str(RANKS), program, d, str(victim), point]
+        if second >= 0:
+            args.append(str(second))
+        dead = {victim} if point != "none" else set()
+        if second >= 0 and point not in ("none", "creation"):
+            dead.add(second)
+        want = {r for r in range(RANKS) if r not in dead}
+        start = time.monotonic()
+        job = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               start_new_session=True)
+        reports = {}
+        while time.monotonic() - start < BOUND:
+            for r in want - reports.keys():
+                p = os.path.join(d, f"rank-{r}.json")
+                if os.path.exists(p):
+                    with open(p) as f:
+                        reports[r] = json.load(f)
+            if reports.keys() == want or (job.poll() is not None and reports.keys() != want
+                                          and time.monotonic() - start > 5):
+                break
+            time.sleep(0.05)
+        took = time.monotonic() - start
+        try:
+            job.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            os.killpg(job.pid, signal.SIGKILL)
+            job.wait()
+        problems = []
+        missing = sorted(want - reports.keys())
+        if missing:
+            problems.append(f"no report from ranks {missing} within {BOUND:.0f} s (hang or crash): "
+                            + job.stderr.read().decode(errors="replace")[-800:])
+        failed = sorted(dead)
+        shrunk = expected_shrink(set(failed)) if point not in ("none", "creation") else None
+        for r, rep in sorted(reports.items()):
+            if point == "none":
+                if rep["status"] != "success" or rep["shrunk"] is not None:
+                    problems.append(f"rank {r}: {rep} without any death")
+                continue
+            if rep["status"] not in ("proc_failed", "revoked"):
+                problems.append(f"rank {r}: status {rep['status']} (want proc_failed or revoked)")
+            if point == "creation":
+                if rep["where"] != "creation" or rep["shrunk"] is not None:
+                    problems.append(f"rank {r}: a death during creation, yet {rep}")
+                continue
+            if rep["failed"] != failed:
+                problems.append(f"rank {r}: failed set {rep['failed']}, want {failed}")
+            want_s = shrunk[r]
+            got = rep["shrunk"]
+            if want_s == "spare":
+                if got != "spare":
+                    problems.append(f"rank {r}: want a spare (null mesh), got {got}")
+            elif not isinstance(got, dict) or "error" in got:
+                problems.append(f"rank {r}: shrink gave {got}, want {want_s}")
+            else:
+                for k, v in want_s.items():
+                    if got.get(k) != v:
+                        problems.append(f"rank {r}: shrunk {k} = {got.get(k)}, want {v}")
+                if got.get("mapped") != got.get("index"):
+                    problems.append(f"rank {r}: shrunk_index(old) = {got.get('mapped')}, its index {got.get('index')}")
+        detect = [rep["detect_ms"] for rep in reports.values() if rep.get("detect_ms", -1) >= 0]
+        return problems, took, detect
+
+
+def main():
+    mpiexec, program = sys.argv[1], sys.argv[2]
+    runs = int(os.environ.get("DEVMESH_FAULT_RUNS", "50"))
+    rng = random.Random(int(os.environ.get("DEVMESH_FAULT_SEED", "27")))
+    plan = [(rng.randrange(RANKS), "none", -1)]
+    for i in range(runs - 1):
+        point = POINTS[i % len(POINTS)]
+        victim = rng.randrange(RANKS)
+        # Every fourth run past creation, a second rank dies during the shrink.
+        second = -1
+        if i % 4 == 3 and point != "creation":
+            second = rng.choice([r for r in range(RANKS) if r != victim])
+        plan.append((victim, point, second))
+    bad = 0
+    for n, (victim, point, second) in enumerate(plan):
+        problems, took, detect = run_once(mpiexec, program, victim, point, second)
+        what = f"run {n}: rank {victim} dies at {point}" + (f", rank {second} during the shrink" if second >= 0 else "")
+        if problems:
+            bad += 1
+            print(f"FAIL {what}:\n  " + "\n  ".join(problems), flush=True)
+        else:
+            print(f"ok   {what} ({took:.1f} s)", flush=True)
+    print(f"{len(plan) - bad} of {len(plan)} runs as required")
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()
