@@ -171,13 +171,37 @@ class DEVMESH_API View {
 };
 
 // What shrinking a root view keeps after the ranks of `failed` died
-// (docs/SEMANTICS.md "Shrink"). Pure: no MPI.
+// (docs/SEMANTICS.md "Shrink"). Pure: no MPI; the runtime builds the new
+// root from it once the survivors agree on the failed set.
 struct Shrunk {
   std::vector<index_t> shape;      // the new root's shape
   std::vector<std::string> names;  // its dim names
   std::vector<index_t> kept;       // kept[i]: the old root index of new root index i (ascending)
   std::vector<index_t> spares;     // live old root indices in dropped slices, ascending
 };
+
+// The mesh left when the ranks at old root indices `failed` died.
+// With a dim: every slice along it (the sub-mesh at one coordinate of the
+// dim) that holds a failed rank is dropped whole; the dim shrinks by the
+// number dropped, the other dims and all names stay, and kept lists the
+// surviving slices' indices in root order. Without (nullopt): a 1-D mesh
+// of every survivor in root order, its dim named as flatten() names the
+// root's dims (joined with '_'), no spares.
+//   (4,2) replicate,shard, failed {5}, dim replicate (slice 2 = {4,5}):
+//   shape (3,2), kept {0,1,2,3,6,7}, spares {4}
+//   the same, dim nullopt: shape (7), names {replicate_shard},
+//   kept {0,1,2,3,4,6,7}, spares {}
+// No failed rank gives the same mesh (with a dim) or every rank in one dim
+// (without). O(W).
+// `root`: a root view, or a view with exactly the root's dims in root order.
+// `failed`: any order, repeats allowed. `dim` follows dim_or_only (an
+// empty name is the only dim of a 1-D root).
+// Errors: `root` not a root view -> invalid_argument; a failed index
+// outside [0, root_size()) -> invalid_argument naming it; an unknown dim ->
+// unknown_dim; an empty dim on a root of several dims -> invalid_argument;
+// every slice of the dim holds a failed rank, or (without a dim) every rank
+// failed -> invalid_argument; the joined name over max_name_length bytes
+// -> invalid_argument.
 DEVMESH_API Shrunk shrink(const View& root, std::span<const index_t> failed, std::optional<std::string_view> dim);
 
 }  // namespace devmesh

@@ -4,6 +4,8 @@
 #include <mutex>
 #include <sstream>
 
+#include "names.hpp"
+
 namespace devmesh {
 namespace detail {
 
@@ -27,21 +29,21 @@ namespace {
 
 [[noreturn]] void fail(Status s, const std::string& message) { throw Error(s, message); }
 
-std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
-
-void check_name(std::string_view name, std::string_view what) {
-  if (name.empty()) fail(Status::invalid_argument, std::string(what) + " is empty");
-  if (name.size() > max_name_length)
-    fail(Status::invalid_argument, std::string(what) + " '" + std::string(name.substr(0, 32)) +
-                                       "...' is longer than " +
-                                       std::to_string(max_name_length) + " bytes");
-}
-
 const Dim* find(const std::vector<Dim>& dims, std::string_view name) noexcept {
   for (const Dim& d : dims)
     if (d.name == name) return &d;
   return nullptr;
 }
+
+using detail::check_name;
+using detail::join;
+using detail::quoted;
+
+}  // namespace
+
+namespace detail {
+
+std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 std::string join(const std::vector<std::string>& names, std::string_view sep) {
   std::string out;
@@ -52,7 +54,15 @@ std::string join(const std::vector<std::string>& names, std::string_view sep) {
   return out;
 }
 
-}  // namespace
+void check_name(std::string_view name, std::string_view what) {
+  if (name.empty()) fail(Status::invalid_argument, std::string(what) + " is empty");
+  if (name.size() > max_name_length)
+    fail(Status::invalid_argument, std::string(what) + " '" + std::string(name.substr(0, 32)) +
+                                       "...' is longer than " +
+                                       std::to_string(max_name_length) + " bytes");
+}
+
+}  // namespace detail
 
 View View::create(RootSpec spec) {
   const std::size_t nd = spec.shape.size();

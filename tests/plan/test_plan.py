@@ -655,6 +655,11 @@ def test_help():
     check(p.returncode == 0, "--help exits 0")
     for word in ("--ranks-per-host", "r / K", "intra-host", "--svg", "--color-by"):
         check(word in p.stdout, f"--help mentions {word}")
+    # Shrink: the options, the every-survivor spelling, the empty list, and
+    # that --failed takes root indices.
+    for word in ("--failed LIST", "--shrink DIM", "--shrink - (or --shrink alone)", "--failed '' is the empty list",
+                 "root indices", "spare", '"shrink"', "kept_ranks"):
+        check(word in p.stdout, f"--help explains --shrink: {word!r} missing")
     # The layout notation, explained with its examples.
     for word in ("size:stride", "2:4", "(2,2):(4,2)", "x, x+2, x+4, x+6", "first most significant",
                  "one panel per dim"):
@@ -816,11 +821,194 @@ def test_unflatten_inferred():
     expect_error("invalid_argument", *base, "--unflatten", "dp:0,-1:a,b")
 
 
+# --- shrink (--failed LIST --shrink DIM) ----------------------------------------
+
+def ref_shrink(shape, failed, dim):
+    """Brute force: (new shape, kept, spares) of shrinking a (rank-list-free)
+    root of `shape` after root indices `failed` died, along dim (an index) or
+    to every survivor (None); None when nothing is left. A rank is kept iff no
+    failed rank shares its coordinate along dim."""
+    world = 1
+    for n in shape:
+        world *= n
+
+    def coords(y):
+        c = []
+        for n in reversed(shape):
+            c.append(y % n)
+            y //= n
+        return c[::-1]
+    dead = set(failed)
+    if dim is None:
+        kept = [x for x in range(world) if x not in dead]
+        return ([len(kept)], kept, []) if kept else None
+    gone = {coords(f)[dim] for f in dead}
+    kept = [x for x in range(world) if coords(x)[dim] not in gone]
+    spares = [x for x in range(world) if coords(x)[dim] in gone and x not in dead]
+    new_shape = list(shape)
+    new_shape[dim] -= len(gone)
+    return (new_shape, kept, spares) if kept else None
+
+
+def ref_groups(shape, kept, dim):
+    """Groups along dim of a root of `shape` whose index i is parent rank
+    kept[i], ordered by their smallest index."""
+    world = len(kept)
+    seen, out = set(), []
+    for x in range(world):
+        if x in seen:
+            continue
+        line = ref_line(shape, [dim], x)
+        seen.update(line)
+        out.append([kept[y] for y in line])
+    return out
+
+
+GOLDEN_SHRINK_42 = """\
+shrunk along replicate: dropped replicate=1 replicate=2 (replicate 4 -> 2)
+  failed: 3,5
+  spares: 2,4
+  kept: 0,1,6,7
+
+root mesh replicate=2 shard=2 (4 ranks, world 8)
+            shard=0 shard=1
+replicate=0       0       1
+replicate=1       6       7
+
+view: replicate=2 shard=2
+replicate = 2:2
+  [0,6] [1,7]
+shard = 2:1
+  [0,1] [6,7]
+"""
+
+
+def test_shrink():
+    hsdp = ["--shape", "4,2", "--names", "replicate,shard"]
+    # SEMANTICS.md "Shrink": rank 5 fails, its replicate slice [4,5] goes.
+    out = ok_json(*hsdp, "--failed", "5", "--shrink", "replicate")
+    if out:
+        check(list(out) == ["world", "dims", "shrink"], f"shrink keys {list(out)}")
+        check(out["world"] == 8 and [d["size"] for d in out["dims"]] == [3, 2], f"HSDP shape {out['dims']}")
+        check(groups_of(out) == {"replicate": [[0, 2, 6], [1, 3, 7]], "shard": [[0, 1], [2, 3], [6, 7]]},
+              f"HSDP groups {groups_of(out)}")
+        check(out["shrink"] == {"dim": "replicate", "dropped": [2], "failed": [5], "spares": [4],
+                                "kept": [0, 1, 2, 3, 6, 7], "failed_ranks": [5], "spare_ranks": [4],
+                                "kept_ranks": [0, 1, 2, 3, 6, 7]}, f"HSDP shrink {out['shrink']}")
+    p = run(*hsdp, "--failed", "3,5", "--shrink", "replicate")
+    check(p.returncode == 0 and p.stdout == GOLDEN_SHRINK_42, f"shrink text differs:\n{p.stdout}{p.stderr}")
+    # Against the brute force: shapes, every dim and none, failed sets.
+    for shape, names in (([4, 2], "replicate,shard"), ([2, 3, 2], "a,b,c"), ([3, 1, 2], "x,y,z"), ([5], "n"),
+                         ([2, 2, 2, 2], "p,q,r,s")):
+        world = 1
+        for n in shape:
+            world *= n
+        base = ["--shape", ",".join(map(str, shape)), "--names", names]
+        name_list = names.split(",")
+        sets = [[], [0], [world - 1], [world // 2, 1, world // 2], list(range(0, world, 3)), list(range(world))]
+        for failed in sets:
+            for dim in [None, *range(len(shape))]:
+                arg = "-" if dim is None else name_list[dim]
+                args = [*base, "--failed", ",".join(map(str, failed)), "--shrink", arg]
+                want = ref_shrink(shape, failed, dim)
+                if want is None:
+                    expect_error("invalid_argument", *args, text=False)
+                    continue
+                out = ok_json(*args)
+                if not out:
+                    continue
+                new_shape, kept, spares = want
+                new_names = ["_".join(name_list)] if dim is None else name_list
+                what = f"{args}"
+                check([d["name"] for d in out["dims"]] == new_names, f"{what}: names")
+                check([d["size"] for d in out["dims"]] == new_shape, f"{what}: shape")
+                sh = out["shrink"]
+                check(sh["kept"] == kept and sh["spares"] == spares and sh["failed"] == sorted(set(failed))
+                      and sh["kept_ranks"] == kept and sh["dim"] == (None if dim is None else name_list[dim]),
+                      f"{what}: {sh}")
+                for i, d in enumerate(out["dims"]):
+                    check(d["groups"] == ref_groups(new_shape, kept, i), f"{what}: groups of {d['name']}")
+    # Old root indices in, parent ranks out: a reversed rank list.
+    out = ok_json(*hsdp, "--ranks", "7,6,5,4,3,2,1,0", "--failed", "5", "--shrink", "replicate")
+    if out:
+        check(out["shrink"]["kept"] == [0, 1, 2, 3, 6, 7] and out["shrink"]["kept_ranks"] == [7, 6, 5, 4, 1, 0]
+              and out["shrink"]["failed_ranks"] == [2] and out["shrink"]["spare_ranks"] == [3], f"rank list {out}")
+        check(groups_of(out) == {"replicate": [[7, 5, 1], [6, 4, 0]], "shard": [[7, 6], [5, 4], [1, 0]]},
+              f"rank list groups {groups_of(out)}")
+    p = run(*hsdp, "--ranks", "7,6,5,4,3,2,1,0", "--failed", "5", "--shrink", "replicate")
+    check(p.returncode == 0 and "  failed: 5 (parent ranks 2)\n" in p.stdout and "  spares: 4 (parent ranks 3)\n"
+          in p.stdout, f"rank list text:\n{p.stdout}")
+    # No failed rank: --failed '' is the empty list; the mesh stays, or is one dim.
+    out = ok_json(*hsdp, "--failed", "", "--shrink", "shard")
+    check(out and groups_of(out) == groups_of(ok_json(*hsdp)) and out["shrink"]["spares"] == []
+          and out["shrink"]["dropped"] == [], "--failed '' along shard")
+    out = ok_json(*hsdp, "--failed", "", "--shrink")
+    check(out and groups_of(out) == {"replicate_shard": [list(range(8))]} and out["shrink"]["dim"] is None,
+          "--failed '' --shrink alone")
+    # --shrink alone, or '-': every survivor in one dim, named as --flatten names it.
+    for spelling in (["--shrink"], ["--shrink", "-"]):
+        out = ok_json(*hsdp, "--failed", "5,0", *spelling)
+        check(out and groups_of(out) == {"replicate_shard": [[1, 2, 3, 4, 6, 7]]}, f"{spelling}: {out}")
+    # An empty DIM is the only dim of a 1-D root (as for --neighbors).
+    out = ok_json("--shape", "4", "--names", "n", "--failed", "2", "--shrink", "")
+    check(out and groups_of(out) == {"n": [[0, 1, 3]]}, f"--shrink '' on a 1-D root: {out}")
+    # Later options act on the shrunk mesh.
+    out = ok_json(*hsdp, "--failed", "5", "--shrink", "replicate", "--slice", "shard", "--ranks-per-host", "2")
+    check(out and groups_of(out) == {"shard": [[0, 1], [2, 3], [6, 7]]} and out["dims"][0]["placement"] == "intra-host",
+          f"--slice and hosts after --shrink: {out}")
+    one = ok_json(*hsdp, "--failed", "5", "--shrink", "replicate", "--rank", "6")
+    check(one and one["coordinate"] == [2, 0] and one["dims"][0]["group"] == [0, 2, 6] and "shrink" in one,
+          f"--rank after --shrink: {one}")
+    out = ok_json(*hsdp, "--failed", "5", "--shrink", "replicate", "--neighbors", "replicate:periodic")
+    if out:
+        nb = {r["rank"]: (r["prev"], r["next"]) for r in out["neighbors"]["ranks"]}
+        check(nb[2] == (0, 6) and nb[6] == (2, 0) and 4 not in nb and 5 not in nb, f"--neighbors after --shrink: {nb}")
+    out = ok_json(*hsdp, "--slice", "shard", "--root", "--failed", "5", "--shrink", "replicate")
+    check(out and [d["size"] for d in out["dims"]] == [3, 2], "--root before --shrink")
+    # The SVG lists the failed, spare and kept ranks and draws the kept ones.
+    root = svg_of(*hsdp, "--failed", "3,5", "--shrink", "replicate", name="shrink.svg")
+    if root is not None:
+        notes = {t.get("data-note"): "".join(t.itertext()) for t in by_class(root, "text", "note")}
+        check(notes.get("failed") == "failed: 3,5" and notes.get("spares") == "spares: 2,4"
+              and notes.get("kept") == "kept: 0,1,6,7" and "replicate 4 -> 2" in notes.get("shrink", ""),
+              f"SVG notes {notes}")
+        check(sorted(ranks_of(panel(root, "shard"))) == [0, 1, 6, 7], "SVG cells are the kept ranks")
+        sub = "".join("".join(t.itertext()) for t in by_class(root, "text", "subtitle"))
+        check("--failed 3,5 --shrink replicate" in sub, f"SVG subtitle {sub!r}")
+    # Errors.
+    ia, ud = "invalid_argument", "unknown_dim"
+    expect_error(ia, *hsdp, "--failed", "5")                       # no --shrink
+    expect_error(ia, *hsdp, "--shrink", "replicate")               # no --failed
+    expect_error(ia, *hsdp, "--failed", "5", "--shrink", "replicate", "--shrink", "shard")
+    expect_error(ia, *hsdp, "--failed", "5", "--failed", "4", "--shrink", "replicate")
+    expect_error(ia, *hsdp, "--failed", "8", "--shrink", "replicate")
+    expect_error(ia, *hsdp, "--failed", "-1", "--shrink", "replicate")
+    expect_error(ia, *hsdp, "--failed", "1,x", "--shrink", "replicate")
+    expect_error(ia, *hsdp, "--failed", "1,", "--shrink", "replicate")
+    expect_error(ud, *hsdp, "--failed", "1", "--shrink", "zz")
+    expect_error(ia, *hsdp, "--failed", "1", "--shrink", "")          # two dims: which?
+    expect_error(ia, *hsdp, "--failed", "1,3,5,7", "--shrink", "replicate")
+    expect_error(ia, *hsdp, "--failed", "0,1,2,3,4,5,6,7", "--shrink")
+    expect_error(ia, *hsdp, "--slice", "shard", "--failed", "1", "--shrink", "replicate")  # not a root
+    expect_error(ia, *hsdp, "--failed", "5", "--shrink", "replicate", "--rank", "5")
+    expect_error(ia, *hsdp, "--failed", "5", "--shrink", "replicate", "--rank", "4")
+    expect_error(ia, "--shape", "4096,1025", "--names", "a,b", "--failed", "0", "--shrink", "a", text=False)
+    for args, words in (((*hsdp, "--failed", "1,3,5,7", "--shrink", "replicate"),
+                         ("no slice of 'replicate' is left", "4 slices", "1, 3, 5, 7")),
+                        ((*hsdp, "--failed", "5", "--shrink", "replicate", "--rank", "5"), ("rank 5 failed",)),
+                        ((*hsdp, "--failed", "5", "--shrink", "replicate", "--rank", "4"), ("rank 4 is a spare",)),
+                        ((*hsdp, "--failed", "8", "--shrink", "replicate"), ("failed rank 8", "[0, 8)")),
+                        ((*hsdp, "--failed", "5"), ("--failed requires --shrink",)),
+                        ((*hsdp, "--shrink", "replicate"), ("--shrink requires --failed",))):
+        p = run(*args)
+        check(all(w in p.stderr for w in words), f"{args}: message {p.stderr!r} lacks {words}")
+
+
 if __name__ == "__main__":
     start = time.monotonic()
     for test in (test_json_shape, test_worked_examples, test_rank_query, test_errors, test_text, test_hosts_text,
                  test_hosts_json, test_svg, test_svg_every_dim, test_hosts_errors, test_help, test_vectors, test_neighbors,
-                 test_unflatten_inferred):
+                 test_unflatten_inferred, test_shrink):
         before = len(failures)
         test()
         print(f"{test.__name__}: {'ok' if len(failures) == before else 'FAILED'}")

@@ -5,7 +5,11 @@
 //
 // Builds the root view, applies --slice/--flatten/--unflatten/--root/--push/
 // --concatenate in command-line order, then prints the final view (text or --json), or one
-// parent rank's coordinate and groups (--rank R). --ranks-per-host K adds
+// parent rank's coordinate and groups (--rank R). --failed LIST --shrink DIM
+// replaces the root, where --shrink stands in the chain, by the mesh left
+// after those ranks died (docs/SEMANTICS.md "Shrink"), shown as a new root
+// over the same parent ranks with the failed, spare and kept ranks listed.
+// --ranks-per-host K adds
 // hosts (blocks of K consecutive parent ranks) and each dim's placement on
 // them; --neighbors DIM[:periodic] lists each rank's previous and next
 // rank along DIM; --svg FILE also draws the mesh. Exit status 0 on success; 2 on any
@@ -13,6 +17,7 @@
 // {"error": "<status name>", "message": "..."} on stdout. On an error
 // nothing is written to stdout (but that JSON) nor to the SVG file.
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <iostream>
@@ -137,6 +142,108 @@ nlohmann::ordered_json neighbors_json(const View& view, const NeighborQuery& q, 
   return {{"dim", q.name}, {"periodic", q.periodic}, {"distance", q.distance}, {"ranks", ranks}};
 }
 
+// --failed LIST --shrink [DIM]: what the shrink of the root `before` kept,
+// for the summary; the chain goes on from the new root.
+struct ShrinkResult {
+  View before;                    // the root shrunk
+  std::optional<std::size_t> dim; // its dim, or none (every survivor)
+  std::vector<index_t> failed;    // old root indices, sorted, no repeats
+  std::vector<index_t> dropped;   // coordinates along dim dropped, increasing
+  devmesh::Shrunk shrunk;
+};
+
+// The shrunk root as the runtime builds it: the same parent, the kept
+// ranks' parent ranks as its rank list.
+View shrink_root(const View& root, const std::vector<index_t>& failed, const std::string& dim,
+                 std::optional<ShrinkResult>& result) {
+  // shrink is O(W) in memory; the planner shows it where JSON lists groups.
+  if (root.root_size() > devmesh::plan::max_listed_ranks)
+    throw Error(Status::invalid_argument, "--shrink is shown for meshes of at most " +
+                                              std::to_string(devmesh::plan::max_listed_ranks) + " ranks; this one has " +
+                                              std::to_string(root.root_size()));
+  ShrinkResult r{root, std::nullopt, failed, {}, {}};
+  r.shrunk = devmesh::shrink(root, failed, dim == "-" ? std::nullopt : std::optional<std::string_view>(dim));
+  std::sort(r.failed.begin(), r.failed.end());
+  r.failed.erase(std::unique(r.failed.begin(), r.failed.end()), r.failed.end());
+  if (dim != "-") {
+    r.dim = root.dim_or_only(dim);
+    for (const index_t x : r.failed) r.dropped.push_back(root.local_rank(*r.dim, x));
+    std::sort(r.dropped.begin(), r.dropped.end());
+    r.dropped.erase(std::unique(r.dropped.begin(), r.dropped.end()), r.dropped.end());
+  }
+  devmesh::RootSpec spec{r.shrunk.shape, r.shrunk.names, root.world(), {}};
+  for (const index_t x : r.shrunk.kept) spec.ranks.push_back(root.parent_rank(x));
+  View next = View::create(std::move(spec));
+  result = std::move(r);
+  return next;
+}
+
+std::vector<index_t> parent_ranks(const View& root, const std::vector<index_t>& xs) {
+  std::vector<index_t> out;
+  out.reserve(xs.size());
+  for (const index_t x : xs) out.push_back(root.parent_rank(x));
+  return out;
+}
+
+// "0,1,6,7", "none"; past 64 entries the first 64 and how many in all.
+std::string list_text(const std::vector<index_t>& xs) {
+  if (xs.empty()) return "none";
+  std::string out;
+  for (std::size_t i = 0; i < xs.size() && i < 64; ++i) out += (i ? "," : "") + std::to_string(xs[i]);
+  if (xs.size() > 64) out += ",... (" + std::to_string(xs.size()) + " in all)";
+  return out;
+}
+
+// The summary lines: the shrink, then the failed, spare and kept ranks as
+// old root indices (with their parent ranks where a rank list makes them
+// differ). Shared by the text and the SVG.
+std::string shrink_heading(const ShrinkResult& r) {
+  if (!r.dim)
+    return "shrunk to every survivor: one dim " + r.shrunk.names[0] + " of " + std::to_string(r.shrunk.kept.size()) +
+           " ranks";
+  const std::string& name = r.before.dims()[*r.dim].name;
+  std::string out = "shrunk along " + name + ": ";
+  if (r.dropped.empty()) return out + "nothing failed, nothing dropped";
+  out += "dropped";
+  for (const index_t c : r.dropped) out += " " + name + "=" + std::to_string(c);
+  return out + " (" + name + " " + std::to_string(r.before.dims()[*r.dim].size()) + " -> " +
+         std::to_string(r.shrunk.shape[*r.dim]) + ")";
+}
+
+std::vector<devmesh::plan::SvgOptions::Note> shrink_notes(const ShrinkResult& r) {
+  std::vector<devmesh::plan::SvgOptions::Note> out{{"shrink", shrink_heading(r)}};
+  const bool listed = r.before.has_rank_list();
+  for (const auto& [kind, xs] : {std::pair<std::string, const std::vector<index_t>*>{"failed", &r.failed},
+                                 {"spares", &r.shrunk.spares},
+                                 {"kept", &r.shrunk.kept}}) {
+    std::string line = kind + ": " + list_text(*xs);
+    if (listed && !xs->empty()) line += " (parent ranks " + list_text(parent_ranks(r.before, *xs)) + ")";
+    out.push_back({kind, line});
+  }
+  return out;
+}
+
+void shrink_text(std::ostream& os, const ShrinkResult& r) {
+  const auto notes = shrink_notes(r);
+  os << notes[0].text << '\n';
+  for (std::size_t i = 1; i < notes.size(); ++i) os << "  " << notes[i].text << '\n';
+  if (r.before.has_rank_list()) os << "  (root indices of the mesh shrunk; the mesh below shows parent ranks)\n";
+  os << '\n';
+}
+
+nlohmann::ordered_json shrink_json(const ShrinkResult& r) {
+  nlohmann::ordered_json j;
+  j["dim"] = r.dim ? nlohmann::ordered_json(r.before.dims()[*r.dim].name) : nlohmann::ordered_json(nullptr);
+  j["dropped"] = r.dropped;
+  j["failed"] = r.failed;
+  j["spares"] = r.shrunk.spares;
+  j["kept"] = r.shrunk.kept;
+  j["failed_ranks"] = parent_ranks(r.before, r.failed);
+  j["spare_ranks"] = parent_ranks(r.before, r.shrunk.spares);
+  j["kept_ranks"] = parent_ranks(r.before, r.shrunk.kept);
+  return j;
+}
+
 int fail(bool json, Status status, std::string message, std::ostream& to_stdout, std::ostream& to_stderr) {
   for (char& c : message)
     if (c == '\n' || c == '\r') c = ' ';
@@ -181,6 +288,23 @@ int run_plan(int argc, char** argv, std::ostream& to_stdout, std::ostream& to_st
   CLI::Option* push_opt = app.add_flag("--push", pushes, "keep the current view for --concatenate (the chain goes on from it)");
   CLI::Option* concat_opt = app.add_flag(
       "--concatenate", concatenates, "the views kept by --push, then the current view, as one view (their dims in turn)");
+  std::string failed;
+  std::vector<std::string> shrinks;
+  CLI::Option* failed_opt =
+      app.add_option("--failed", failed,
+                     "root indices of the ranks that died, e.g. 3,5 ('' = none), for --shrink")
+          ->type_name("LIST");
+  CLI::Option* shrink_opt =
+      app.add_option("--shrink", shrinks,
+                     "the mesh left after --failed died: drop every DIM slice holding a failed rank "
+                     "(no DIM, or '-': every survivor in one dim)")
+          ->type_name("DIM")
+          ->expected(0, 1)
+          ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+          ->default_str("-")
+          ->allow_extra_args(false);
+  failed_opt->needs(shrink_opt);
+  shrink_opt->needs(failed_opt);
   app.add_option("--rank", rank, "show only this parent rank's coordinate and groups");
   CLI::Option* hosts_opt = app.add_option("--ranks-per-host", ranks_per_host,
                  "K: hosts are blocks of K consecutive parent ranks; mark them and say which dims "
@@ -220,6 +344,21 @@ int run_plan(int argc, char** argv, std::ostream& to_stdout, std::ostream& to_st
       "dp=2:4 cp=2:2 tp=2:1; flattening (dp,tp) gives (2,2):(4,1). Root index x is\n"
       "parent rank x, or the x-th entry of --ranks (docs/SEMANTICS.md).\n"
       "\n"
+      "Shrink (--failed LIST --shrink DIM): the mesh left after the ranks at root\n"
+      "indices LIST died (root indices of the mesh --shape makes, not parent ranks;\n"
+      "--failed '' is the empty list): every DIM slice (the ranks at one coordinate of\n"
+      "DIM) holding a failed rank is dropped whole, DIM shrinks by the slices dropped,\n"
+      "the other dims stay. --shrink - (or --shrink alone) keeps every survivor in one\n"
+      "dim, named as --flatten names the root's dims. E.g. --shape 4,2 --names\n"
+      "replicate,shard --failed 5 --shrink replicate keeps 0,1,2,3,6,7 as (3,2); rank 4,\n"
+      "alive in a dropped slice, is a spare. The result is a new root over the same\n"
+      "parent ranks, shown as any root after the failed, spare and kept ranks; --json\n"
+      "adds \"shrink\" (\"dim\", \"dropped\", \"failed\", \"spares\", \"kept\" as old root\n"
+      "indices, \"failed_ranks\", \"spare_ranks\", \"kept_ranks\" as parent ranks), the\n"
+      "SVG lists them under its title. --shrink acts on the root where it stands in the\n"
+      "chain (after --slice, give --root first), once; later options (--slice, --rank,\n"
+      "--neighbors, --ranks-per-host, --svg) act on the shrunk mesh.\n"
+      "\n"
       "SVG (--svg FILE): one panel per dim of the view, each the root grid as in the\n"
       "text picture (last dim across) with every rank a cell labelled with its parent\n"
       "rank and coloured by its group along that dim (10 colours, repeating past 10\n"
@@ -252,6 +391,13 @@ int run_plan(int argc, char** argv, std::ostream& to_stdout, std::ostream& to_st
 
     std::string ops;  // the chain as given, for the SVG's title
     std::vector<View> pushed;  // --push, until --concatenate
+    std::optional<ShrinkResult> shrunk;  // --shrink
+    if (shrink_opt->count() > 1)
+      throw Error(Status::invalid_argument,
+                  "--shrink is given " + std::to_string(shrink_opt->count()) +
+                      " times: the planner shrinks once (--failed names root indices of one mesh)");
+    std::vector<index_t> failed_indices;
+    if (!failed.empty()) failed_indices = parse_indices(failed, "--failed");
     std::map<const CLI::Option*, std::size_t> used;  // occurrences consumed per option
     for (const CLI::Option* opt : app.parse_order()) {
       const std::size_t n = used[opt]++;
@@ -270,6 +416,9 @@ int run_plan(int argc, char** argv, std::ostream& to_stdout, std::ostream& to_st
       } else if (opt == push_opt) {
         pushed.push_back(view);
         ops += " --push";
+      } else if (opt == shrink_opt) {
+        view = shrink_root(view, failed_indices, shrinks[n], shrunk);
+        ops += " --failed " + (failed.empty() ? std::string("''") : failed) + " --shrink " + shrinks[n];
       } else if (opt == concat_opt) {
         pushed.push_back(view);
         view = View::concatenate(pushed);
@@ -287,6 +436,20 @@ int run_plan(int argc, char** argv, std::ostream& to_stdout, std::ostream& to_st
     if (!rank.empty()) {
       const index_t r = parse_index(rank, "--rank");
       const std::optional<index_t> x = view.root_index(r);
+      if (!x && shrunk) {
+        // Say why a rank of the old mesh is no member of the shrunk one.
+        const std::optional<index_t> old = shrunk->before.root_index(r);
+        const auto holds = [&](const std::vector<index_t>& xs) {
+          return old && std::binary_search(xs.begin(), xs.end(), *old);
+        };
+        if (holds(shrunk->failed))
+          throw Error(Status::invalid_argument,
+                      "rank " + std::to_string(r) + " failed: it is not a member of the shrunk mesh");
+        if (holds(shrunk->shrunk.spares))
+          throw Error(Status::invalid_argument, "rank " + std::to_string(r) +
+                                                    " is a spare (alive in a dropped slice): it is not a member "
+                                                    "of the shrunk mesh");
+      }
       if (!x)
         throw Error(Status::invalid_argument,
                     "rank " + std::to_string(r) + " is not a member of the mesh");
@@ -313,15 +476,18 @@ int run_plan(int argc, char** argv, std::ostream& to_stdout, std::ostream& to_st
       options.member = member;
       options.hosts = hosts;
       options.ops = ops.empty() ? "" : ops.substr(1);
+      if (shrunk) options.notes = shrink_notes(*shrunk);
       svg = devmesh::plan::to_svg(view, options);
     }
     std::string out;
     if (json) {
       nlohmann::ordered_json j = devmesh::plan::to_json(view, member, hosts);
+      if (shrunk) j["shrink"] = shrink_json(*shrunk);
       if (query) j["neighbors"] = neighbors_json(view, *query, neighbor_xs);
       out = j.dump() + '\n';
     } else if (!svg_to_stdout) {
       std::ostringstream text;
+      if (shrunk) shrink_text(text, *shrunk);
       devmesh::plan::print_text(text, view, member, hosts);
       if (query) neighbors_text(text, view, *query, neighbor_xs);
       out = text.str();

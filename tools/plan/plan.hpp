@@ -5,6 +5,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -80,6 +81,12 @@ struct SvgOptions {
   std::optional<Member> member;   // outlined
   std::optional<Hosts> hosts;     // boxed
   std::string ops;                // the op chain, for the title ("" = the root view)
+  // Lines under the title, each a <text class="note" data-note=KIND>
+  // (--shrink: "failed", "spares", "kept").
+  struct Note {
+    std::string kind, text;
+  };
+  std::vector<Note> notes;
 };
 
 // A standalone SVG document of the root grid (see render_svg.cpp).

@@ -2,8 +2,9 @@
 // an integer number of pixels.
 //
 // Top to bottom: a title (the root's shape, ranks and hosts; the view and
-// the op chain that made it), one line per dim of the view (its layout and,
-// with hosts, its placement), two lines on the layout notation, then the
+// the op chain that made it), the notes (after --shrink: the failed, spare
+// and kept ranks), one line per dim of the view (its layout and, with
+// hosts, its placement), two lines on the layout notation, then the
 // panels: one per dim of the view (small multiples of one grid, each
 // coloured by that dim's groups, with their legend), or only the dim
 // --color-by names. Each panel is a <g class="panel" data-dim=D> translated
@@ -453,6 +454,10 @@ std::string to_svg(const View& view, const SvgOptions& options) {
   if (options.member) subtitle += "  \xC2\xB7  rank " + std::to_string(options.member->rank) + " outlined";
   y += 24;
   svg.text(margin, y, subtitle, 13, "fill=\"#333333\" class=\"subtitle\"");
+  for (const SvgOptions::Note& note : options.notes) {
+    y += 20;
+    svg.text(margin, y, note.text, 13, "class=\"note\" data-note=\"" + xml(note.kind) + "\"");
+  }
 
   // One line per dim: layout, placement; a dim drawn alone (--color-by) bold.
   y += 8;
