@@ -52,6 +52,9 @@
  *                              collective over the caller's group along dim
  *                              (the first call on a dim also creates its
  *                              communicator, as devmesh_comm)
+ *   devmesh_agree, devmesh_shrink
+ *                              collective over the surviving members of the
+ *                              root (a fault-tolerant mesh)
  *   everything else            not collective (devmesh_send, devmesh_recv,
  *                              devmesh_isend, devmesh_irecv and
  *                              devmesh_sendrecv: between the ranks named)
@@ -643,7 +646,8 @@ DEVMESH_C_API int devmesh_all_groups_comm(devmesh_t m, const char *dim, int maxr
  * operation the backend lacks (e.g. MPI reducing float16, or more than
  * 2^31-1 elements through MPI) -> UNSUPPORTED, naming it and the backend;
  * the backend failing (a dead peer, a timeout) -> BACKEND, the contents of
- * recvbuf then undefined. */
+ * recvbuf then undefined (a mesh made with fault_tolerance: a member of the
+ * group died -> PROC_FAILED, the mesh revoked -> REVOKED). */
 
 /* recvbuf[i] = op over the group of sendbuf[i], i < count.
  * Collective over the caller's group along dim. */

@@ -51,6 +51,10 @@
 //                     view the first time (all members of the root for the
 //                     root view)
 //   neighbors()       not collective
+//   agree(), shrink() collective over the surviving members of the root (a
+//                     mesh made with fault_tolerance)
+//   revoke(), is_revoked(), failed_ranks(), root_index(), shrunk_index()
+//                     not collective
 #pragma once
 
 #include "devmesh/export.hpp"  // first: it stops a compile below C++20

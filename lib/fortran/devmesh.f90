@@ -26,6 +26,9 @@
 !>   devmesh_allreduce, devmesh_allgather, devmesh_reduce_scatter,
 !>   devmesh_broadcast, devmesh_alltoall, devmesh_barrier
 !>                              collective over the caller's group along dim
+!>   devmesh_agree, devmesh_shrink
+!>                              collective over the surviving members of the
+!>                              root (a fault-tolerant mesh)
 !>   everything else            not collective (send, recv, isend, irecv and
 !>                              sendrecv: between the ranks named)
 !>
@@ -246,6 +249,7 @@ contains
     cfg%nranks = DEVMESH_CONFIG_UNSET
     cfg%host_aware = DEVMESH_CONFIG_UNSET
     cfg%comm_errors = DEVMESH_CONFIG_UNSET
+    cfg%fault_tolerance = DEVMESH_CONFIG_UNSET
     if (present(backend)) call to_c_name(backend, cb, cfg%backend)
     if (present(dim_backends)) call to_c_name(dim_backends, cdb, cfg%dim_backends)
     if (present(backend_options)) call to_c_name(backend_options, cbo, cfg%backend_options)
@@ -286,7 +290,7 @@ contains
   ! (the C layer refuses it) with a valid pointer. `proc` names the
   ! caller's procedure in messages.
   subroutine create_ex_common(proc, parent, shape, names, mesh, ierr, listed, ranks, backend, dim_backends, &
-                              backend_options, dim_options, host_aware, comm_errors)
+                              backend_options, dim_options, host_aware, comm_errors, fault_tolerance)
     character(len=*), intent(in) :: proc
     integer, intent(in) :: parent, shape(:)
     character(len=*), intent(in) :: names(:)
@@ -295,7 +299,7 @@ contains
     logical, intent(in) :: listed
     integer, intent(in) :: ranks(:)
     character(len=*), intent(in), optional :: backend, dim_backends, backend_options, dim_options
-    logical, intent(in), optional :: host_aware
+    logical, intent(in), optional :: host_aware, fault_tolerance
     integer, intent(in), optional :: comm_errors
     integer(c_int), allocatable :: shp(:)
     integer(c_int), allocatable, target :: rk(:)
@@ -313,30 +317,34 @@ contains
     end if
     if (present(host_aware)) cfg%host_aware = merge(1_c_int, 0_c_int, host_aware)
     if (present(comm_errors)) cfg%comm_errors = int(comm_errors, c_int)
+    if (present(fault_tolerance)) cfg%fault_tolerance = merge(1_c_int, 0_c_int, fault_tolerance)
     call finish(c_create_ex_f(int(parent, c_int), int(n, c_int), shp, cs%ptr, cfg, mesh%ptr), proc, ierr)
   end subroutine create_ex_common
 
   !> devmesh_create_ex(comm, shape, names, mesh [, ierr] [, backend=] [, dim_backends=]
-  !> [, backend_options=] [, dim_options=] [, ranks=] [, host_aware=] [, comm_errors=]):
+  !> [, backend_options=] [, dim_options=] [, ranks=] [, host_aware=] [, comm_errors=]
+  !> [, fault_tolerance=]):
   !> devmesh_create with the options of devmesh_config_t (devmesh.h); absent
   !> or blank: the default. ranks: as devmesh_create_from_ranks (gfortran
   !> passes a zero-size constant as absent: an empty list is refused only
-  !> there); host_aware: logical; comm_errors: DEVMESH_COMM_ERRORS_*.
+  !> there); host_aware, fault_tolerance: logical; comm_errors:
+  !> DEVMESH_COMM_ERRORS_*.
   subroutine create_ex_int(comm, shape, names, mesh, ierr, backend, dim_backends, backend_options, dim_options, &
-                           ranks, host_aware, comm_errors)
+                           ranks, host_aware, comm_errors, fault_tolerance)
     integer, intent(in) :: comm, shape(:)
     character(len=*), intent(in) :: names(:)
     type(devmesh_t), intent(inout) :: mesh
     integer, intent(out), optional :: ierr
     character(len=*), intent(in), optional :: backend, dim_backends, backend_options, dim_options
     integer, intent(in), optional :: ranks(:), comm_errors
-    logical, intent(in), optional :: host_aware
+    logical, intent(in), optional :: host_aware, fault_tolerance
     if (present(ranks)) then
       call create_ex_common('devmesh_create_ex', comm, shape, names, mesh, ierr, .true., ranks, backend, &
-                            dim_backends, backend_options, dim_options, host_aware, comm_errors)
+                            dim_backends, backend_options, dim_options, host_aware, comm_errors, fault_tolerance)
     else
       call create_ex_common('devmesh_create_ex', comm, shape, names, mesh, ierr, .false., [integer ::], &
-                            backend, dim_backends, backend_options, dim_options, host_aware, comm_errors)
+                            backend, dim_backends, backend_options, dim_options, host_aware, comm_errors, &
+                            fault_tolerance)
     end if
   end subroutine create_ex_int
 

@@ -293,10 +293,14 @@ WRAPPED = [
     "devmesh_allreduce", "devmesh_allgather", "devmesh_reduce_scatter", "devmesh_broadcast",
     "devmesh_alltoall", "devmesh_barrier", "devmesh_send", "devmesh_recv",
     "devmesh_isend", "devmesh_irecv", "devmesh_wait", "devmesh_sendrecv",
+    "devmesh_revoke", "devmesh_is_revoked", "devmesh_failed_ranks", "devmesh_agree", "devmesh_shrink",
+    "devmesh_root_index", "devmesh_shrunk_index",
 ]
 ASYNCHRONOUS = {"devmesh_isend", "devmesh_irecv"}
 # int * outputs that C documents as 1 or 0: logical in Fortran.
-LOGICAL_OUT = {"within"}
+LOGICAL_OUT = {"within", "revoked"}
+# int * arguments read and written, C's 0 or nonzero: logical in Fortran.
+LOGICAL_INOUT = {"flag"}
 # Dummy arguments holding MPI handles in the `use mpi` procedures (integers)
 # and their mpi_f08 types.
 HANDLES = {"comm": "MPI_Comm", "parent": "MPI_Comm", "comms": "MPI_Comm", "group": "MPI_Group"}
@@ -377,6 +381,13 @@ def wrapper(fn, count_kind=None):
             actual += [f"int(size({nxt.name}), c_int)", f"v_{nxt.name}"]
             post.append(f"{nxt.name} = int(v_{nxt.name}(1:size({nxt.name})))")
             i += 1
+        elif b == "int" and s == 1 and p.name in LOGICAL_INOUT:
+            dummies.append(p.name)
+            decls.append(("logical, intent(inout)", p.name, ""))
+            locs.append(("integer(c_int)", f"v_{p.name}", ""))
+            pre.append(f"v_{p.name} = merge(1_c_int, 0_c_int, {p.name})")
+            actual.append(f"v_{p.name}")
+            post.append(f"{p.name} = v_{p.name} /= 0")
         elif b == "int" and s == 1 and p.name in LOGICAL_OUT:
             dummies.append(p.name)
             decls.append(("logical, intent(inout)", p.name, ""))

@@ -348,8 +348,16 @@ Mesh build(Creation& c) {
   // A fault-tolerant mesh makes its dims' communicators now, over the
   // root communicator (see MeshState::make_comm): a death during creation
   // fails creation on every survivor.
-  if (r.options.fault_tolerance)
+  // They end with an agreement over the root communicator: no member
+  // leaves creation (and may revoke) before every member has made every
+  // communicator (Open MPI 5.0.11 crashes in ompi_comm_revoke_local when a
+  // revoke reaches a communicator a rank is still making), and every
+  // survivor learns alike of a death during creation.
+  if (r.options.fault_tolerance) {
     for (const Dim& d : c.view->dims()) state->comm(d.layout, d.name);
+    int made = 1;
+    check_mpi(mpi::comm_agree(state->root_comm(), &made), "MPIX_Comm_agree");
+  }
   if (c.hosts) {
     // Host-major over uniform hosts.
     auto hosts = std::make_shared<RootHosts>();

@@ -47,6 +47,9 @@ CPP = {
     "create_comms": ["devmesh_create_comms"],
     "cart_comm": ["devmesh_cart_comm", "devmesh_cart_comm_periodic"],
     "neighbors": ["devmesh_neighbors"],
+    "agree": ["devmesh_agree"], "shrink": ["devmesh_shrink"], "revoke": ["devmesh_revoke"],
+    "is_revoked": ["devmesh_is_revoked"], "failed_ranks": ["devmesh_failed_ranks"],
+    "root_index": ["devmesh_root_index"], "shrunk_index": ["devmesh_shrunk_index"],
     "discover_hosts": [], "create_host_mesh": ["devmesh_create_hosts"], "create_host_aware": [],
     "record_hosts": [], "host_info": [], "dim_within_hosts": ["devmesh_dim_within_hosts"],
 }

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# run_elastic.sh MPIEXEC PROGRAM [ARGS...]: runs an elastic example (HSDP
+# replicate=4 x shard=2, rank 5 killed mid-run) on 8 ranks with ULFM and
+# judges it by what the survivors print: the 6 ranks of the 3 whole
+# replicas finish with correct parameters on a (3, 2) mesh, rank 4 (the
+# dead rank's partner) reports itself a spare. The job may stay in
+# MPI_Finalize after a death: it is ended once all 7 have printed, or
+# after 60 s.
+set -u
+mpiexec=$1
+shift
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+setsid bash "$mpiexec" -ft -n 8 "$@" > "$out" 2>&1 &
+job=$!
+for _ in $(seq 600); do
+  [ "$(grep -c '^rank [0-9]*: \(finished\|spare\)' "$out")" -ge 7 ] && break
+  kill -0 "$job" 2>/dev/null || break
+  sleep 0.1
+done
+sleep 0.5
+kill -KILL -- "-$job" 2>/dev/null
+wait "$job" 2>/dev/null
+cat "$out"
+correct=$(grep -c '^rank [0-9]*: finished 10 steps on a (3, 2) mesh after 1 shrink(s), parameters correct$' "$out")
+spare=$(grep -c '^rank 4: spare after the shrink (failed root indices: 5)$' "$out")
+if [ "$correct" -ne 6 ] || [ "$spare" -ne 1 ]; then
+  echo "FAIL: $correct of 6 survivors finished correctly, $spare of 1 spare reported"
+  exit 1
+fi
+echo "ok: 6 survivors finished with correct parameters, rank 4 became a spare"

@@ -1,0 +1,156 @@
+// A fault-tolerant mesh with every rank alive (run under the launcher's
+// fault tolerance, ULFM builds only): it works as any mesh; a revoke on
+// one rank reaches every member's operations, also one waiting in another
+// thread; agree ANDs the flags; shrink without a failure keeps everyone;
+// a revoked mesh is destroyed cleanly.
+#define BOOST_TEST_MODULE ft_live
+#include "mpi_test.hpp"
+
+#include <chrono>
+#include <thread>
+
+#include "devmesh/devmesh.h"
+#include "devmesh/mesh.hpp"
+
+using devmesh::DataType;
+using devmesh::Mesh;
+using devmesh::ReduceOp;
+using devmesh::Status;
+
+namespace {
+
+Mesh hsdp() {
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  devmesh::MeshOptions o;
+  o.fault_tolerance = true;
+  return Mesh::create(MPI_COMM_WORLD, {0, 2}, {"replicate", "shard"}, o);
+}
+
+// Allreduces along dim until one fails; its status, or success when none
+// failed within the bound (a revoke must reach every member well within it).
+Status until_revoked(const Mesh& m, const char* dim) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  int x = 1, y = 0;
+  while (std::chrono::steady_clock::now() < end) {
+    const Status s = status_of([&] { m.communicator(dim).allreduce(&x, &y, 1, DataType::int32, ReduceOp::sum); });
+    if (s != Status::success) return s;
+  }
+  return Status::success;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(works_as_any_mesh) {
+  const Mesh m = hsdp();
+  // Groups against MPI's own: each dim's communicator holds exactly the
+  // world ranks the layout names (shard: pairs; replicate: stride 2).
+  for (const char* dim : {"shard", "replicate"}) {
+    const std::vector<int> want = m.group(dim), got = members(m.comm(dim));
+    BOOST_TEST(got == want, boost::test_tools::per_element());
+  }
+  BOOST_TEST(m.comm_count() == 3);  // root, shard, replicate: all at creation
+  BOOST_TEST(!m.is_revoked());
+  BOOST_TEST(m.failed_ranks().empty());
+  BOOST_TEST(m.agree(true));
+  BOOST_TEST(m.agree(world_rank() != 3) == false);  // one rank's false is everyone's
+  double x = world_rank(), y = 0;
+  m.communicator("replicate").allreduce(&x, &y, 1, DataType::float64, ReduceOp::sum);
+  double want = 0;
+  for (int r : m.group("replicate")) want += r;
+  BOOST_TEST(y == want);
+}
+
+BOOST_AUTO_TEST_CASE(shrink_without_failure_keeps_everyone) {
+  const Mesh m = hsdp();
+  const Mesh s = m.shrink("replicate");
+  BOOST_REQUIRE(s.is_member());
+  BOOST_TEST(s.shape() == m.shape(), boost::test_tools::per_element());
+  BOOST_TEST(s.names() == m.names(), boost::test_tools::per_element());
+  BOOST_TEST(s.root_index() == m.root_index());
+  BOOST_TEST(s.shrunk_index(m.root_index()) == m.root_index());
+  BOOST_TEST(m.failed_ranks().empty());
+  const Mesh all = m.shrink();
+  BOOST_TEST(all.ndim() == 1);
+  BOOST_TEST(all.names()[0] == "replicate_shard");
+  BOOST_TEST(all.size() == world_size());
+}
+
+BOOST_AUTO_TEST_CASE(a_revoke_reaches_every_member) {
+  const Mesh m = hsdp();
+  if (world_rank() == 0) m.revoke();
+  // Every member's operations fail with REVOKED soon, whether or not it
+  // shares a dim with rank 0; creation-time communicators included.
+  BOOST_TEST(until_revoked(m, world_rank() % 2 == 0 ? "shard" : "replicate") == Status::revoked);
+  BOOST_TEST(m.is_revoked());
+  std::string message;
+  BOOST_TEST(status_of([&] { m.comm("shard"); }, &message) == Status::revoked);
+  BOOST_TEST(message.find("revoked") != std::string::npos, message);
+  // Views of the root too.
+  BOOST_TEST(status_of([&] { m.flatten().comm(); }) == Status::revoked);
+  // The survivors (everyone) carry on in a new mesh.
+  const Mesh s = m.shrink("replicate");
+  BOOST_TEST(m.failed_ranks().empty());
+  BOOST_REQUIRE(s.is_member());
+  int one = 1, sum = 0;
+  s.communicator("replicate").allreduce(&one, &sum, 1, DataType::int32, ReduceOp::sum);
+  BOOST_TEST(sum == s.size("replicate"));
+}
+
+BOOST_AUTO_TEST_CASE(a_revoke_wakes_a_thread_waiting_in_the_mesh) {
+  int provided = 0;
+  MPI_Query_thread(&provided);
+  if (provided < MPI_THREAD_MULTIPLE) return;  // mpi_test_main asks for it
+  const Mesh m = hsdp();
+  // Local rank 1 of each shard pair waits for a message its peer never
+  // sends; after a while the peer revokes from its main thread, and the
+  // waiting rank's own second thread revokes too (either must wake it).
+  auto& shard = m.communicator("shard");
+  Status waited = Status::success;
+  if (shard.rank() == 1) {
+    std::thread waiter([&] {
+      int x = 0;
+      waited = status_of([&] { shard.recv(&x, 1, DataType::int32, 0); });
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    m.revoke();
+    waiter.join();
+    BOOST_TEST(waited == Status::revoked);
+  } else {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    BOOST_TEST(until_revoked(m, "replicate") == Status::revoked);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(c_api) {
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  devmesh_config_t c = DEVMESH_CONFIG_INITIALIZER;
+  c.fault_tolerance = 1;
+  const int shape[] = {0, 2};
+  const char* names[] = {"replicate", "shard"};
+  devmesh_t m = nullptr;
+  BOOST_REQUIRE(devmesh_create_ex(MPI_COMM_WORLD, 2, shape, names, &c, &m) == DEVMESH_SUCCESS);
+  int flag = world_rank() != 1, revoked = -1, n = -1, index = -1;
+  // Before the agreement: no rank revokes until every rank is past it.
+  BOOST_TEST(devmesh_is_revoked(m, &revoked) == DEVMESH_SUCCESS);
+  BOOST_TEST(revoked == 0);
+  BOOST_TEST(devmesh_failed_ranks(m, 0, nullptr, &n) == DEVMESH_SUCCESS);
+  BOOST_TEST(n == 0);
+  BOOST_TEST(devmesh_agree(m, &flag) == DEVMESH_SUCCESS);
+  BOOST_TEST(flag == 0);
+  BOOST_TEST(devmesh_revoke(m) == DEVMESH_SUCCESS);
+  BOOST_TEST(devmesh_revoke(m) == DEVMESH_SUCCESS);  // idempotent
+  BOOST_TEST(devmesh_is_revoked(m, &revoked) == DEVMESH_SUCCESS);
+  BOOST_TEST(revoked == 1);
+  MPI_Comm comm = MPI_COMM_NULL;
+  BOOST_TEST(devmesh_comm(m, "shard", &comm) == DEVMESH_ERR_REVOKED);
+  devmesh_t s = nullptr;
+  BOOST_TEST(devmesh_shrink(m, "nope", &s) == DEVMESH_ERR_UNKNOWN_DIM);
+  BOOST_TEST(s == nullptr);
+  BOOST_TEST(devmesh_shrink(m, "replicate", &s) == DEVMESH_SUCCESS);
+  BOOST_REQUIRE(s != nullptr);
+  BOOST_TEST(devmesh_shrunk_index(s, world_rank(), &index) == DEVMESH_SUCCESS);
+  BOOST_TEST(index == world_rank());
+  BOOST_TEST(devmesh_shrunk_index(s, world_size(), &index) == DEVMESH_ERR_INVALID_ARGUMENT);
+  BOOST_TEST(devmesh_destroy(&s) == DEVMESH_SUCCESS);
+  BOOST_TEST(devmesh_destroy(&m) == DEVMESH_SUCCESS);  // a revoked mesh too
+}
