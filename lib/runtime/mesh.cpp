@@ -219,6 +219,36 @@ MPI_Comm Mesh::cart_comm(std::vector<bool> periodic) const {
 
 // --- failures ----------------------------------------------------------------------
 
+namespace {
+
+// The root dims whose flatten, in this order, gives `layout` (compared
+// coalesced), or none: a registered flattened name as the root dims it
+// flattens, so that a shrink can make it again on the new root.
+std::vector<std::string> flattened_dims(const View& root, const Layout& layout) {
+  const Layout want = coalesce(layout);
+  std::vector<std::string> order;
+  std::vector<bool> used(root.ndim(), false);
+  const auto search = [&](auto&& self, Layout sofar) -> bool {
+    if (!order.empty() && coalesce(sofar) == want) return true;
+    for (std::size_t i = 0; i < root.ndim(); ++i) {
+      if (used[i]) continue;
+      used[i] = true;
+      order.push_back(root.dims()[i].name);
+      Layout next = sofar;
+      const Layout& l = root.dims()[i].layout;
+      next.modes.insert(next.modes.end(), l.modes.begin(), l.modes.end());
+      if (self(self, next)) return true;
+      order.pop_back();
+      used[i] = false;
+    }
+    return false;
+  };
+  if (root.ndim() > 8 || !search(search, Layout{})) return {};
+  return order;
+}
+
+}  // namespace
+
 void Mesh::revoke() const {
   state();
   state_->revoke();
@@ -270,7 +300,23 @@ Mesh Mesh::shrink(std::optional<std::string_view> dim) const {
     MPI_Comm_free(&survivors);
     throw;
   }
-  if (!out) MPI_Comm_free(&survivors);
+  if (!out) {
+    MPI_Comm_free(&survivors);
+    return out;
+  }
+  // Flattened names registered on the old root are registered on the new
+  // one, with their backends, where the new root's dims still flatten
+  // into them (docs/SEMANTICS.md "Shrink"); not collective.
+  for (const Dim& registered : root.registered()) {
+    const std::vector<std::string> dims = flattened_dims(root, registered.layout);
+    if (dims.empty()) continue;
+    const detail::BackendSpec spec = state_->backend_of(registered);
+    try {
+      out.slice(dims).flatten(registered.name, DimBackend{spec.name, spec.options});
+    } catch (const Error&) {
+      // The layout does not fit the new root (a dim shrank to size 1).
+    }
+  }
   return out;
 }
 

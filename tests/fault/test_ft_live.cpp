@@ -62,7 +62,14 @@ BOOST_AUTO_TEST_CASE(works_as_any_mesh) {
 
 BOOST_AUTO_TEST_CASE(shrink_without_failure_keeps_everyone) {
   const Mesh m = hsdp();
+  m.flatten("everyone");                       // registered on the root
+  m["shard", "replicate"].flatten("transposed");
   const Mesh s = m.shrink("replicate");
+  // Registered flattened names are made again on the new root, with the
+  // same groups (here: the same mesh).
+  BOOST_TEST(s["everyone"].group("everyone") == m["everyone"].group("everyone"), boost::test_tools::per_element());
+  BOOST_TEST(s["transposed"].group("transposed") == m["transposed"].group("transposed"),
+             boost::test_tools::per_element());
   BOOST_REQUIRE(s.is_member());
   BOOST_TEST(s.shape() == m.shape(), boost::test_tools::per_element());
   BOOST_TEST(s.names() == m.names(), boost::test_tools::per_element());
