@@ -58,6 +58,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <chrono>
 #include <climits>
 #include <cstdint>
@@ -382,6 +383,7 @@ std::shared_ptr<gloo::transport::Device> make_device(Instance& in) {
 struct Prepared {
   std::shared_ptr<Instance> instance;
   MPI_Comm group;
+  double deadline;  // the mesh's deadline in seconds, 0: none
 };
 
 // Local: the instance's device (listening socket), made once. The core
@@ -400,7 +402,9 @@ int gloo_comm_prepare(void* instance, const devmesh_backend_group_t* group, void
                         "): " + e.what());
       }
     }
-    *prepared = new Prepared{inst, group->group};
+    // The group's deadline: read only when the core's struct has it.
+    const bool has_deadline = group->size >= offsetof(devmesh_backend_group_t, deadline) + sizeof group->deadline;
+    *prepared = new Prepared{inst, group->group, has_deadline ? group->deadline : 0.0};
   });
 }
 
@@ -437,9 +441,13 @@ int gloo_comm_connect(void* prepared, void** comm) {
     c->instance = inst;
     c->device = inst->device;
     c->timeout = inst->timeout;
+    // The mesh's deadline bounds every wait too (DEVMESH_BACKEND_CAP_DEADLINE).
+    if (p->deadline > 0)
+      c->timeout = std::min(c->timeout, std::chrono::milliseconds(std::max<long long>(
+                                            1, static_cast<long long>(p->deadline * 1000))));
     auto ctx = std::make_shared<MpiBootstrappedContext>(rank, size);
     try {
-      ctx->connect(mc, inst->device, inst->timeout);
+      ctx->connect(mc, inst->device, c->timeout);
     } catch (const Error&) {
       throw;
     } catch (const std::exception& e) {

@@ -5,6 +5,7 @@
 
 #include "common/plugin_support.hpp"
 #include "runtime/mpi_check.hpp"
+#include "runtime/mpi_features.hpp"
 #include "runtime/plugins.hpp"
 
 namespace devmesh::backends {
@@ -48,9 +49,37 @@ constexpr int p2p_tag = 0x6d73;
 
 struct Comm {
   MPI_Comm comm;  // owned by the mesh
+  // The mesh has a deadline: waits must end when the communicator is
+  // revoked (see run()).
+  bool interruptible = false;
 };
 
 MPI_Comm comm_of(void* c) { return static_cast<Comm*>(c)->comm; }
+
+// One operation: the blocking MPI call, or, on a communicator of a mesh
+// with a deadline, its nonblocking form tested until it completes or the
+// communicator is revoked (the mesh's watchdog revokes it at the
+// deadline). A revoke alone does not end every blocking call: Open MPI
+// 5.0.11 leaves a send to a stopped (live) peer waiting. The request of
+// an operation cut that way is abandoned with its communicator, which is
+// never used again.
+template <class Blocking, class Start>
+void run(void* c, const char* name, Blocking&& blocking, Start&& start) {
+  const Comm& comm = *static_cast<Comm*>(c);
+  if (!comm.interruptible) {
+    detail::check_mpi(blocking(), name);
+    return;
+  }
+  MPI_Request r = MPI_REQUEST_NULL;
+  detail::check_mpi(start(&r), name);
+  for (;;) {
+    int done = 0;
+    detail::check_mpi(MPI_Test(&r, &done, MPI_STATUS_IGNORE), name);
+    if (done) return;
+    if (detail::mpi::comm_is_revoked(comm.comm))
+      throw Error(Status::revoked, std::string(name) + ": the communicator was revoked while this rank waited");
+  }
+}
 // Data types, reductions, buffers and peers arrive checked (the core's
 // argument gate, backend_plugin.h).
 DataType type_of(int t) { return static_cast<DataType>(t); }
@@ -68,7 +97,7 @@ void close(void*) {}
 
 // The communicator wraps the group's own: made locally, nothing to connect.
 int comm_prepare(void*, const devmesh_backend_group_t* group, void** prepared) {
-  return plugin::guarded([&] { *prepared = new Comm{group->group}; });
+  return plugin::guarded([&] { *prepared = new Comm{group->group, group->deadline > 0}; });
 }
 
 int comm_connect(void* prepared, void** comm) {
@@ -92,8 +121,13 @@ int comm_native(void* comm, void** handle) {
 
 int allreduce(void* c, const void* send, void* recv, std::size_t count, int type, int op, void*) {
   return plugin::guarded([&] {
-    DEVMESH_MPI(MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, count_of(count),
-                              mpi_datatype(type_of(type)), mpi_op(op_of(op)), comm_of(c)));
+    const void* in = send == recv ? MPI_IN_PLACE : send;
+    const int n = count_of(count);
+    const MPI_Datatype t = mpi_datatype(type_of(type));
+    const MPI_Op o = mpi_op(op_of(op));
+    run(
+        c, "MPI_Allreduce", [&] { return MPI_Allreduce(in, recv, n, t, o, comm_of(c)); },
+        [&](MPI_Request* r) { return MPI_Iallreduce(in, recv, n, t, o, comm_of(c), r); });
   });
 }
 
@@ -103,47 +137,72 @@ int allgather(void* c, const void* send, void* recv, std::size_t count, int type
     int rank = 0;
     DEVMESH_MPI(MPI_Comm_rank(comm_of(c), &rank));
     const bool in_place = send == static_cast<const char*>(recv) + rank * count * size_of(type_of(type));
-    DEVMESH_MPI(MPI_Allgather(in_place ? MPI_IN_PLACE : send, count_of(count), t, recv, count_of(count), t,
-                              comm_of(c)));
+    const void* in = in_place ? MPI_IN_PLACE : send;
+    const int n = count_of(count);
+    run(
+        c, "MPI_Allgather", [&] { return MPI_Allgather(in, n, t, recv, n, t, comm_of(c)); },
+        [&](MPI_Request* r) { return MPI_Iallgather(in, n, t, recv, n, t, comm_of(c), r); });
   });
 }
 
 int reduce_scatter(void* c, const void* send, void* recv, std::size_t count, int type, int op, void*) {
   return plugin::guarded([&] {
-    const DataType t = type_of(type);
-    DEVMESH_MPI(MPI_Reduce_scatter_block(send == recv ? MPI_IN_PLACE : send, recv, count_of(count),
-                                         mpi_datatype(t), mpi_op(op_of(op)), comm_of(c)));
+    const void* in = send == recv ? MPI_IN_PLACE : send;
+    const int n = count_of(count);
+    const MPI_Datatype t = mpi_datatype(type_of(type));
+    const MPI_Op o = mpi_op(op_of(op));
+    run(
+        c, "MPI_Reduce_scatter_block", [&] { return MPI_Reduce_scatter_block(in, recv, n, t, o, comm_of(c)); },
+        [&](MPI_Request* r) { return MPI_Ireduce_scatter_block(in, recv, n, t, o, comm_of(c), r); });
   });
 }
 
 int broadcast(void* c, void* buffer, std::size_t count, int type, int root, void*) {
   return plugin::guarded([&] {
-    DEVMESH_MPI(MPI_Bcast(buffer, count_of(count), mpi_datatype(type_of(type)), root, comm_of(c)));
+    const int n = count_of(count);
+    const MPI_Datatype t = mpi_datatype(type_of(type));
+    run(
+        c, "MPI_Bcast", [&] { return MPI_Bcast(buffer, n, t, root, comm_of(c)); },
+        [&](MPI_Request* r) { return MPI_Ibcast(buffer, n, t, root, comm_of(c), r); });
   });
 }
 
 int alltoall(void* c, const void* send, void* recv, std::size_t count, int type, void*) {
   return plugin::guarded([&] {
     const MPI_Datatype t = mpi_datatype(type_of(type));
-    DEVMESH_MPI(MPI_Alltoall(send == recv ? MPI_IN_PLACE : send, count_of(count), t, recv, count_of(count), t,
-                             comm_of(c)));
+    const void* in = send == recv ? MPI_IN_PLACE : send;
+    const int n = count_of(count);
+    run(
+        c, "MPI_Alltoall", [&] { return MPI_Alltoall(in, n, t, recv, n, t, comm_of(c)); },
+        [&](MPI_Request* r) { return MPI_Ialltoall(in, n, t, recv, n, t, comm_of(c), r); });
   });
 }
 
 int barrier(void* c, void*) {
-  return plugin::guarded([&] { DEVMESH_MPI(MPI_Barrier(comm_of(c))); });
+  return plugin::guarded([&] {
+    run(
+        c, "MPI_Barrier", [&] { return MPI_Barrier(comm_of(c)); },
+        [&](MPI_Request* r) { return MPI_Ibarrier(comm_of(c), r); });
+  });
 }
 
 int send(void* c, const void* buffer, std::size_t count, int type, int peer, void*) {
   return plugin::guarded([&] {
-    DEVMESH_MPI(MPI_Send(buffer, count_of(count), mpi_datatype(type_of(type)), peer, p2p_tag, comm_of(c)));
+    const int n = count_of(count);
+    const MPI_Datatype t = mpi_datatype(type_of(type));
+    run(
+        c, "MPI_Send", [&] { return MPI_Send(buffer, n, t, peer, p2p_tag, comm_of(c)); },
+        [&](MPI_Request* r) { return MPI_Isend(buffer, n, t, peer, p2p_tag, comm_of(c), r); });
   });
 }
 
 int recv(void* c, void* buffer, std::size_t count, int type, int peer, void*) {
   return plugin::guarded([&] {
-    DEVMESH_MPI(MPI_Recv(buffer, count_of(count), mpi_datatype(type_of(type)), peer, p2p_tag, comm_of(c),
-                         MPI_STATUS_IGNORE));
+    const int n = count_of(count);
+    const MPI_Datatype t = mpi_datatype(type_of(type));
+    run(
+        c, "MPI_Recv", [&] { return MPI_Recv(buffer, n, t, peer, p2p_tag, comm_of(c), MPI_STATUS_IGNORE); },
+        [&](MPI_Request* r) { return MPI_Irecv(buffer, n, t, peer, p2p_tag, comm_of(c), r); });
   });
 }
 
@@ -185,9 +244,25 @@ int wait(void* request) {
 int sendrecv(void* c, const void* sendbuf, std::size_t sendcount, int sendtype, int dest, void* recvbuf,
              std::size_t recvcount, int recvtype, int source, void*) {
   return plugin::guarded([&] {
-    DEVMESH_MPI(MPI_Sendrecv(sendbuf, count_of(sendcount), mpi_datatype(type_of(sendtype)), dest, p2p_tag, recvbuf,
-                             count_of(recvcount), mpi_datatype(type_of(recvtype)), source, p2p_tag, comm_of(c),
-                             MPI_STATUS_IGNORE));
+    const int ns = count_of(sendcount), nr = count_of(recvcount);
+    const MPI_Datatype ts = mpi_datatype(type_of(sendtype)), tr = mpi_datatype(type_of(recvtype));
+    if (!static_cast<Comm*>(c)->interruptible) {
+      DEVMESH_MPI(MPI_Sendrecv(sendbuf, ns, ts, dest, p2p_tag, recvbuf, nr, tr, source, p2p_tag, comm_of(c),
+                               MPI_STATUS_IGNORE));
+      return;
+    }
+    // Both halves as requests, each waited for interruptibly.
+    MPI_Request rr = MPI_REQUEST_NULL;
+    DEVMESH_MPI(MPI_Irecv(recvbuf, nr, tr, source, p2p_tag, comm_of(c), &rr));
+    run(
+        c, "MPI_Sendrecv", [] { return MPI_SUCCESS; },
+        [&](MPI_Request* r) { return MPI_Isend(sendbuf, ns, ts, dest, p2p_tag, comm_of(c), r); });
+    run(
+        c, "MPI_Sendrecv", [] { return MPI_SUCCESS; },
+        [&](MPI_Request* r) {
+          *r = rr;
+          return MPI_SUCCESS;
+        });
   });
 }
 

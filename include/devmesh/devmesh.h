@@ -219,6 +219,11 @@ typedef struct devmesh_config_s {
    * ULFM running with it on (Open MPI 5: mpirun --with-ft ulfm) and a
    * parent that returns errors (MPI_ERRORS_RETURN). 0 or unset: off. */
   int fault_tolerance;
+  /* Seconds any one wait of a fault-tolerant mesh may take
+   * (devmesh::MeshOptions::deadline): the rank past it revokes the mesh and
+   * gets DEVMESH_ERR_TIMEOUT, the others DEVMESH_ERR_REVOKED. Needs
+   * fault_tolerance and MPI_THREAD_MULTIPLE. 0: none. */
+  double deadline;
 } devmesh_config_t;
 
 /* The error handler of the communicators devmesh_comm and devmesh_cart_comm
@@ -232,7 +237,7 @@ enum devmesh_comm_errors {
   {                                                                                          \
     sizeof(devmesh_config_t), DEVMESH_CONFIG_MAGIC, DEVMESH_VERSION_CODE, NULL, NULL, NULL,  \
         NULL, DEVMESH_CONFIG_UNSET, NULL, DEVMESH_CONFIG_UNSET, DEVMESH_CONFIG_UNSET,         \
-        DEVMESH_CONFIG_UNSET                                                                   \
+        DEVMESH_CONFIG_UNSET, 0.0                                                              \
   }
 
 /* devmesh_create with options (config NULL: the defaults): backends, a

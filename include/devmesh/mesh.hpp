@@ -153,6 +153,16 @@ struct MeshOptions {
   // unsupported, saying why, on every rank. Off: revoke, agree,
   // failed_ranks and shrink answer unsupported.
   bool fault_tolerance = false;
+  // Seconds any one wait of the mesh may take (0: no deadline), with
+  // fault_tolerance: a rank whose operation (a collective, point to point,
+  // making a communicator) still waits past it revokes the mesh and gets
+  // Error(timeout), the other members Error(revoked), within the deadline
+  // plus a fifth of a second (a watchdog thread checks; it revokes from
+  // that thread, so MPI must run with MPI_THREAD_MULTIPLE). Backends that
+  // bound their own waits (DEVMESH_BACKEND_CAP_DEADLINE: Gloo) are given it
+  // too. Waits it does not bound: docs/ERRORS.md "Waits". Without
+  // fault_tolerance, or negative: invalid_argument.
+  double deadline = 0;
 };
 
 // The backend of a dim that flatten or unflatten makes, with that

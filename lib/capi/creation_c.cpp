@@ -80,6 +80,9 @@ Creation creation_of(const devmesh_config_t* cfg) {
   if (c.fault_tolerance != DEVMESH_CONFIG_UNSET && c.fault_tolerance != 0 && c.fault_tolerance != 1)
     invalid("fault_tolerance " + std::to_string(c.fault_tolerance) + " is neither 0 nor 1");
   o.fault_tolerance = c.fault_tolerance == 1;
+  if (!(c.deadline >= 0) || c.deadline > 1e9)
+    invalid("deadline " + std::to_string(c.deadline) + " is not a number of seconds from 0 (none) to 1e9");
+  o.deadline = c.deadline;
   if (c.nranks == DEVMESH_CONFIG_UNSET) {
     if (c.ranks) invalid("ranks is set but nranks is not: the rank list needs its length");
   } else {
@@ -244,9 +247,9 @@ std::vector<devmesh::DimBackend> new_dim_backends(const devmesh_config_t* config
   devmesh_config_t c = DEVMESH_CONFIG_INITIALIZER;
   std::memcpy(&c, config, std::min(config->size, sizeof c));
   if (c.nranks != DEVMESH_CONFIG_UNSET || c.ranks || c.host_aware != DEVMESH_CONFIG_UNSET ||
-      c.comm_errors != DEVMESH_CONFIG_UNSET || c.fault_tolerance != DEVMESH_CONFIG_UNSET)
+      c.comm_errors != DEVMESH_CONFIG_UNSET || c.fault_tolerance != DEVMESH_CONFIG_UNSET || c.deadline != 0)
     invalid("a new dim takes only the config's backend fields (backend, backend_options, dim_backends, "
-            "dim_options); nranks, ranks, host_aware, comm_errors and fault_tolerance are the mesh's");
+            "dim_options); nranks, ranks, host_aware, comm_errors, fault_tolerance and deadline are the mesh's");
   const std::string fallback = c.backend ? c.backend : "";
   if (fallback.empty() && !o.backend_options.empty())
     invalid("backend_options without a backend (a new dim without one runs on the mesh's default backend, "

@@ -40,7 +40,7 @@
 !> devmesh::fortran).
 module devmesh
   use, intrinsic :: iso_c_binding, only: c_int, c_char, c_ptr, c_null_ptr, c_null_char, &
-                                         c_loc, c_associated, c_f_pointer, c_size_t, c_sizeof
+                                         c_loc, c_associated, c_f_pointer, c_size_t, c_sizeof, c_double
   use, intrinsic :: iso_fortran_env, only: error_unit, int64
   use mpi_f08, only: MPI_Comm, MPI_Group, MPI_COMM_NULL
   use devmesh_c_interface
@@ -250,6 +250,7 @@ contains
     cfg%host_aware = DEVMESH_CONFIG_UNSET
     cfg%comm_errors = DEVMESH_CONFIG_UNSET
     cfg%fault_tolerance = DEVMESH_CONFIG_UNSET
+    cfg%deadline = 0.0_c_double
     if (present(backend)) call to_c_name(backend, cb, cfg%backend)
     if (present(dim_backends)) call to_c_name(dim_backends, cdb, cfg%dim_backends)
     if (present(backend_options)) call to_c_name(backend_options, cbo, cfg%backend_options)
@@ -290,7 +291,7 @@ contains
   ! (the C layer refuses it) with a valid pointer. `proc` names the
   ! caller's procedure in messages.
   subroutine create_ex_common(proc, parent, shape, names, mesh, ierr, listed, ranks, backend, dim_backends, &
-                              backend_options, dim_options, host_aware, comm_errors, fault_tolerance)
+                              backend_options, dim_options, host_aware, comm_errors, fault_tolerance, deadline)
     character(len=*), intent(in) :: proc
     integer, intent(in) :: parent, shape(:)
     character(len=*), intent(in) :: names(:)
@@ -301,6 +302,7 @@ contains
     character(len=*), intent(in), optional :: backend, dim_backends, backend_options, dim_options
     logical, intent(in), optional :: host_aware, fault_tolerance
     integer, intent(in), optional :: comm_errors
+    double precision, intent(in), optional :: deadline
     integer(c_int), allocatable :: shp(:)
     integer(c_int), allocatable, target :: rk(:)
     type(c_strings), target :: cs, cb, cdb, cbo, cdo
@@ -318,19 +320,20 @@ contains
     if (present(host_aware)) cfg%host_aware = merge(1_c_int, 0_c_int, host_aware)
     if (present(comm_errors)) cfg%comm_errors = int(comm_errors, c_int)
     if (present(fault_tolerance)) cfg%fault_tolerance = merge(1_c_int, 0_c_int, fault_tolerance)
+    if (present(deadline)) cfg%deadline = real(deadline, c_double)
     call finish(c_create_ex_f(int(parent, c_int), int(n, c_int), shp, cs%ptr, cfg, mesh%ptr), proc, ierr)
   end subroutine create_ex_common
 
   !> devmesh_create_ex(comm, shape, names, mesh [, ierr] [, backend=] [, dim_backends=]
   !> [, backend_options=] [, dim_options=] [, ranks=] [, host_aware=] [, comm_errors=]
-  !> [, fault_tolerance=]):
+  !> [, fault_tolerance=] [, deadline=]):
   !> devmesh_create with the options of devmesh_config_t (devmesh.h); absent
   !> or blank: the default. ranks: as devmesh_create_from_ranks (gfortran
   !> passes a zero-size constant as absent: an empty list is refused only
   !> there); host_aware, fault_tolerance: logical; comm_errors:
-  !> DEVMESH_COMM_ERRORS_*.
+  !> DEVMESH_COMM_ERRORS_*; deadline: seconds (double precision).
   subroutine create_ex_int(comm, shape, names, mesh, ierr, backend, dim_backends, backend_options, dim_options, &
-                           ranks, host_aware, comm_errors, fault_tolerance)
+                           ranks, host_aware, comm_errors, fault_tolerance, deadline)
     integer, intent(in) :: comm, shape(:)
     character(len=*), intent(in) :: names(:)
     type(devmesh_t), intent(inout) :: mesh
@@ -338,13 +341,15 @@ contains
     character(len=*), intent(in), optional :: backend, dim_backends, backend_options, dim_options
     integer, intent(in), optional :: ranks(:), comm_errors
     logical, intent(in), optional :: host_aware, fault_tolerance
+    double precision, intent(in), optional :: deadline
     if (present(ranks)) then
       call create_ex_common('devmesh_create_ex', comm, shape, names, mesh, ierr, .true., ranks, backend, &
-                            dim_backends, backend_options, dim_options, host_aware, comm_errors, fault_tolerance)
+                            dim_backends, backend_options, dim_options, host_aware, comm_errors, fault_tolerance, &
+                            deadline)
     else
       call create_ex_common('devmesh_create_ex', comm, shape, names, mesh, ierr, .false., [integer ::], &
                             backend, dim_backends, backend_options, dim_options, host_aware, comm_errors, &
-                            fault_tolerance)
+                            fault_tolerance, deadline)
     end if
   end subroutine create_ex_int
 

@@ -238,7 +238,7 @@ def interface_module(functions, constants, config):
            "! do not edit. The C side of the module devmesh: constants, devmesh_config_t",
            "! and a bind(C) interface per C function (c_<name> binds devmesh_<name>).",
            "module devmesh_c_interface",
-           "  use, intrinsic :: iso_c_binding, only: c_int, c_size_t, c_ptr, c_null_ptr",
+           "  use, intrinsic :: iso_c_binding, only: c_int, c_size_t, c_ptr, c_null_ptr, c_double",
            "  implicit none",
            "  public", ""]
     for name, value in constants:
@@ -257,6 +257,8 @@ def interface_module(functions, constants, config):
             out.append(f"    integer(c_size_t) :: {f.name}")
         elif f.base in ("int", "unsigned"):
             out.append(f"    integer(c_int) :: {f.name}")
+        elif f.base == "double":
+            out.append(f"    real(c_double) :: {f.name}")
         else:
             raise ValueError(f"devmesh_config_t field '{f}' has no Fortran mapping")
     out += ["  end type c_config", "", "  interface"]

@@ -115,6 +115,12 @@ void check_dim_names(const CreationRequest& r) {
 // that returns errors, backends that can revoke.
 void check_fault_tolerance(const Creation& c) {
   const CreationRequest& r = c.request;
+  const double deadline = r.options.deadline;
+  if (!(deadline >= 0) || deadline > 1e9)
+    throw Error(Status::invalid_argument,
+                "deadline " + std::to_string(deadline) + " is not a number of seconds from 0 (none) to 1e9");
+  if (deadline > 0 && !r.options.fault_tolerance)
+    throw Error(Status::invalid_argument, "a deadline needs fault_tolerance (a wait past it revokes the mesh)");
   if (!r.options.fault_tolerance) return;
   if (r.kind == CreationKind::comms)
     throw Error(Status::invalid_argument, "fault_tolerance does not apply to adopted communicators (devmesh would "
@@ -129,6 +135,11 @@ void check_fault_tolerance(const Creation& c) {
     throw Error(Status::invalid_argument,
                 "fault_tolerance: the parent communicator's error handler is MPI_ERRORS_ARE_FATAL, which ends the "
                 "job at the first failure; give it MPI_ERRORS_RETURN (MPI_Comm_set_errhandler) first");
+  int thread_level = MPI_THREAD_SINGLE;
+  DEVMESH_MPI(MPI_Query_thread(&thread_level));
+  if (deadline > 0 && thread_level < MPI_THREAD_MULTIPLE)
+    throw Error(Status::invalid_argument, "a deadline needs MPI_THREAD_MULTIPLE (MPI_Init_thread): the mesh's "
+                                          "watchdog revokes it from a thread of its own");
   for (const auto& [spec, instance] : c.backends)
     if (instance && !(capabilities(instance->table()) & DEVMESH_BACKEND_CAP_REVOKE_SPREADS))
       throw Error(Status::unsupported, "fault_tolerance: backend '" + spec.name +
@@ -187,6 +198,7 @@ std::vector<Field> fields_of(const Creation& c) {
   nc.add(static_cast<std::int64_t>(r.comms.size()));
   ha.add(r.options.host_aware ? 1 : 0);
   ha.add(r.options.fault_tolerance ? 1 : 0);
+  ha.add(static_cast<std::int64_t>(r.options.deadline * 1e6));
   be.add(r.options.backend);
   for (const auto& [dim, backend] : r.options.dim_backends) {
     be.add(dim);
@@ -207,7 +219,7 @@ std::vector<Field> fields_of(const Creation& c) {
           {"dim names", nm.h},
           {"rank lists", rk.h},
           {"numbers of communicators", nc.h},
-          {"host_aware and fault_tolerance settings", ha.h},
+          {"host_aware, fault_tolerance and deadline settings", ha.h},
           {"backends", be.h},
           {"backend options", op.h}};
 }

@@ -1,8 +1,73 @@
 #include "fault.hpp"
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
 #include "mpi_features.hpp"
 
 namespace devmesh::detail {
+
+namespace {
+
+std::int64_t now_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+Fault::Fault(double deadline) : deadline_ns_(static_cast<std::int64_t>(deadline * 1e9)) {
+  if (deadline_ns_ > 0) watchdog_ = std::thread([this] { watch(); });
+}
+
+Fault::~Fault() {
+  if (watchdog_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(watch_mutex_);
+      stopping_ = true;
+    }
+    watch_cv_.notify_all();
+    watchdog_.join();
+  }
+}
+
+bool Fault::begin(const char* what) noexcept {
+  std::int64_t idle = 0;
+  if (!wait_start_.compare_exchange_strong(idle, now_ns())) return false;
+  wait_what_.store(what);
+  return true;
+}
+
+void Fault::end() noexcept { wait_start_.store(0); }
+
+// Checks the waiting operation a few times per deadline (at most every
+// 200 ms, so that a wait is cut within the deadline plus a fifth of a
+// second), and revokes the mesh when it has waited past the deadline.
+void Fault::watch() noexcept {
+  const auto step = std::chrono::nanoseconds(std::clamp<std::int64_t>(deadline_ns_ / 10, 10'000'000, 200'000'000));
+  std::unique_lock<std::mutex> lock(watch_mutex_);
+  while (!watch_cv_.wait_for(lock, step, [this] { return stopping_; })) {
+    const std::int64_t start = wait_start_.load();
+    if (start == 0 || now_ns() - start < deadline_ns_ || revoked_.load()) continue;
+    const char* what = wait_what_.load();
+    char reason[160];
+    std::snprintf(reason, sizeof reason, "a wait of %s passed the mesh's deadline of %.3g s", what ? what : "the mesh",
+                  static_cast<double>(deadline_ns_) / 1e9);
+    timeout_pending_.store(true);
+    revoke(Status::timeout, reason, true);
+  }
+}
+
+Error Fault::local(Error e) noexcept {
+  if (e.status() == Status::timeout || !timeout_pending_.exchange(false)) return e;
+  try {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return Error(Status::timeout, reason_ + " (the wait was cut: " + e.what() + ")", e.mpi_code(), e.mpi_class());
+  } catch (...) {
+    return Error(Status::timeout, "a wait passed the mesh's deadline");
+  }
+}
 
 bool Fault::root_revoked() noexcept {
   const MPI_Comm root = root_.load(std::memory_order_acquire);
@@ -20,7 +85,7 @@ void Fault::fail(std::string_view what) const {
   throw Error(Status::revoked, std::string(what) + ": the mesh is revoked (" + reason + ")");
 }
 
-void Fault::revoke(Status why, std::string reason) noexcept {
+void Fault::revoke(Status why, std::string reason, bool from_watchdog) noexcept {
   // Under the lock (no copies that could fail): revoking is local and
   // returns at once, for MPI and for the backends' revoke.
   std::lock_guard<std::mutex> lock(mutex_);
@@ -33,7 +98,8 @@ void Fault::revoke(Status why, std::string reason) noexcept {
   if (const MPI_Comm root = root_.load(); root != MPI_COMM_NULL) mpi::comm_revoke(root);
   for (MPI_Comm c : comms_) mpi::comm_revoke(c);
   const int status = static_cast<int>(why == Status::timeout ? Status::revoked : why);
-  for (auto& b : backends_) b(status);
+  for (auto& [b, any_thread] : backends_)
+    if (any_thread || !from_watchdog) b(status);
 }
 
 void Fault::saw(const Error& e) noexcept {
@@ -54,9 +120,9 @@ void Fault::add(MPI_Comm comm) {
   comms_.push_back(comm);
 }
 
-void Fault::add(std::function<void(int)> revoke) {
+void Fault::add(std::function<void(int)> revoke, bool any_thread) {
   std::lock_guard<std::mutex> lock(mutex_);
-  backends_.push_back(std::move(revoke));
+  backends_.emplace_back(std::move(revoke), any_thread);
 }
 
 void Fault::agreed(std::vector<index_t> failed) {

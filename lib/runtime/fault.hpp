@@ -9,8 +9,11 @@
 #include <mpi.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <mutex>
+#include <thread>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +25,34 @@ namespace devmesh::detail {
 
 class Fault {
  public:
+  // deadline: seconds any one wait of the mesh may take (0: none). With
+  // one, a watchdog thread revokes the mesh when a wait passes it.
+  explicit Fault(double deadline = 0);
+  ~Fault();
+  Fault(const Fault&) = delete;
+  Fault& operator=(const Fault&) = delete;
+
+  // A wait of the mesh (an operation that may block), for the deadline:
+  // construct before the blocking call, destroy after. Nested waits count
+  // once (the outermost). No-op without a deadline.
+  class Wait {
+   public:
+    Wait(Fault* f, const char* what) noexcept : f_(f && f->deadline_ns_ > 0 ? f : nullptr) {
+      if (f_) outer_ = f_->begin(what);
+    }
+    ~Wait() {
+      if (f_ && outer_) f_->end();
+    }
+    Wait(const Wait&) = delete;
+    Wait& operator=(const Wait&) = delete;
+
+   private:
+    Fault* f_;
+    bool outer_ = false;
+  };
+  // The error a failed operation reports: TIMEOUT for the wait whose
+  // deadline passed on this rank (its own revoke woke it), e otherwise.
+  Error local(Error e) noexcept;
   // Whether the mesh is revoked: by this rank (revoke(), or a failure this
   // rank saw), or by a peer, whose revoke of the root communicator reached
   // this rank; in that case this rank revokes its own communicators too,
@@ -38,8 +69,12 @@ class Fault {
   // communicator and backend communicator registered here, the root
   // communicator first. why: the status of the failure that led to it (a
   // peer's failure: PROC_FAILED; devmesh_revoke: REVOKED); reason: what
-  // happened, for the error messages of later operations.
-  void revoke(Status why, std::string reason) noexcept;
+  // happened, for the error messages of later operations. from_watchdog:
+  // called from the deadline's own thread, which reaches only the backend
+  // communicators whose revoke may run beside an operation
+  // (DEVMESH_BACKEND_CAP_REVOKE_ANY_THREAD); the others bound their waits
+  // by the deadline themselves.
+  void revoke(Status why, std::string reason, bool from_watchdog = false) noexcept;
   // An error seen by an operation of the mesh: a failure (PROC_FAILED,
   // REVOKED, TIMEOUT) revokes the mesh. Other errors are left alone.
   void saw(const Error& e) noexcept;
@@ -47,8 +82,9 @@ class Fault {
   // --- what a revoke reaches -------------------------------------------------
   void set_root(MPI_Comm root) noexcept;
   void add(MPI_Comm comm);
-  // A backend communicator's revoke, called with the status.
-  void add(std::function<void(int)> revoke);
+  // A backend communicator's revoke, called with the status; any_thread:
+  // it may run while another thread is in an operation of it.
+  void add(std::function<void(int)> revoke, bool any_thread);
   // Forgets every communicator (the state frees them).
   void clear() noexcept;
   MPI_Comm root() const noexcept { return root_.load(std::memory_order_acquire); }
@@ -63,9 +99,22 @@ class Fault {
   std::atomic<MPI_Comm> root_{MPI_COMM_NULL};
   mutable std::mutex mutex_;
   std::vector<MPI_Comm> comms_;
-  std::vector<std::function<void(int)>> backends_;
+  std::vector<std::pair<std::function<void(int)>, bool>> backends_;  // revoke, any_thread
   std::string reason_;
   std::vector<index_t> agreed_;
+
+  // The deadline and its watchdog.
+  bool begin(const char* what) noexcept;
+  void end() noexcept;
+  void watch() noexcept;
+  const std::int64_t deadline_ns_;
+  std::atomic<std::int64_t> wait_start_{0};  // steady-clock ns of the waiting operation; 0: none
+  std::atomic<const char*> wait_what_{nullptr};
+  std::atomic<bool> timeout_pending_{false};  // the watchdog revoked; the wait it cut gets TIMEOUT
+  std::mutex watch_mutex_;
+  std::condition_variable watch_cv_;
+  bool stopping_ = false;
+  std::thread watchdog_;
 };
 
 }  // namespace devmesh::detail

@@ -137,7 +137,7 @@ MeshState::MeshState(View root, MPI_Group root_group, int index, int parent_rank
       host_local_rank_(host_local_rank),
       id_(std::move(id)),
       options_(std::move(options)) {
-  if (options_.fault_tolerance) fault_ = std::make_unique<Fault>();
+  if (options_.fault_tolerance) fault_ = std::make_unique<Fault>(options_.deadline);
   register_live(this);
 }
 
@@ -180,10 +180,11 @@ template <class F>
 decltype(auto) MeshState::watching(F&& f) {
   if (!fault_) return f();
   try {
+    Fault::Wait wait(fault_.get(), "making a communicator");
     return f();
   } catch (const Error& e) {
     fault_->saw(e);
-    throw;
+    throw fault_->local(e);
   }
 }
 
@@ -442,7 +443,7 @@ Communicator& MeshState::communicator(const Lock& lock, const Layout& layout, st
   group.color = static_cast<int>(group_base(layout, index_));
   group.key = static_cast<int>(local_index(layout, index_));
   group.host_local_rank = host_local_rank_;
-  group.deadline = 0;
+  group.deadline = options_.deadline;
   std::unique_ptr<Communicator> comm;
   try {
     comm = b->second->create(group, fault_.get());

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -15,11 +16,13 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <thread>
 #include <utility>
 
 #include "agreement.hpp"
 #include "fault.hpp"
 #include "mpi_check.hpp"
+#include "mpi_features.hpp"
 
 namespace devmesh::detail {
 namespace {
@@ -324,17 +327,21 @@ bool refusal(int rc) { return rc == DEVMESH_ERR_UNSUPPORTED || rc == DEVMESH_ERR
 class PluginCommunicator final : public Communicator {
  public:
   // fault: the mesh's fault state (fault_tolerance), or null.
+  // group: the dim's MPI communicator (the group's members, for asking MPI
+  // which of them failed).
   PluginCommunicator(const devmesh_backend_v1_t& t, void* comm, int rank, int size, std::uint64_t reduce_mask,
-                     Fault* fault)
-      : t_(t), comm_(comm), rank_(rank), size_(size), reduce_mask_(reduce_mask), fault_(fault) {
-    // A revoke of the mesh reaches the backend's communicator, from any
-    // thread where the backend allows it; otherwise this rank's next call
-    // fails (member()) without reaching the plugin.
+                     Fault* fault, MPI_Comm group)
+      : t_(t), comm_(comm), rank_(rank), size_(size), reduce_mask_(reduce_mask), fault_(fault), group_(group) {
+    // A revoke of the mesh reaches the backend's communicator (from the
+    // deadline's thread only where the backend allows it: Fault::revoke);
+    // this rank's next call fails (member()) without reaching the plugin.
     const devmesh_backend_v3_t* v3 = v3_of(t_);
-    if (fault_ && v3 && v3->revoke && (capabilities(t_) & DEVMESH_BACKEND_CAP_REVOKE_ANY_THREAD))
-      fault_->add([this, v3](int status) {
-        if (!revoked_here_.exchange(true)) v3->revoke(comm_, status);
-      });
+    if (fault_ && v3 && v3->revoke)
+      fault_->add(
+          [this, v3](int status) {
+            if (!revoked_here_.exchange(true)) v3->revoke(comm_, status);
+          },
+          (capabilities(t_) & DEVMESH_BACKEND_CAP_REVOKE_ANY_THREAD) != 0);
   }
   ~PluginCommunicator() override { t_.comm_destroy(comm_); }
   std::string_view backend() const noexcept override { return t_.name; }
@@ -351,14 +358,18 @@ class PluginCommunicator final : public Communicator {
     reduction(type, op, "allreduce");
     buffer(send, count, type, 1, "sendbuf");
     buffer(recv, count, type, 1, "recvbuf");
-    call(fn(comm_, send, recv, count, static_cast<int>(type), static_cast<int>(op), stream), "allreduce");
+    call(
+        [&] {
+          return fn(comm_, send, recv, count, static_cast<int>(type), static_cast<int>(op), stream);
+        },
+        "allreduce");
   }
   void allgather(const void* send, void* recv, std::size_t count, DataType type, void* stream) override {
     const auto fn = member(t_.allgather, "allgather");
     datatype(type);
     buffer(send, count, type, 1, "sendbuf");
     buffer(recv, count, type, group_blocks(), "recvbuf");
-    call(fn(comm_, send, recv, count, static_cast<int>(type), stream), "allgather");
+    call([&] { return fn(comm_, send, recv, count, static_cast<int>(type), stream); }, "allgather");
   }
   void reduce_scatter(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
                       void* stream) override {
@@ -366,48 +377,52 @@ class PluginCommunicator final : public Communicator {
     reduction(type, op, "reduce_scatter");
     buffer(send, count, type, group_blocks(), "sendbuf");
     buffer(recv, count, type, 1, "recvbuf");
-    call(fn(comm_, send, recv, count, static_cast<int>(type), static_cast<int>(op), stream), "reduce_scatter");
+    call(
+        [&] {
+          return fn(comm_, send, recv, count, static_cast<int>(type), static_cast<int>(op), stream);
+        },
+        "reduce_scatter");
   }
   void broadcast(void* buffer_, std::size_t count, DataType type, int root, void* stream) override {
     const auto fn = member(t_.broadcast, "broadcast");
     datatype(type);
     group_rank(root, "root");
     buffer(buffer_, count, type, 1, "buffer");
-    call(fn(comm_, buffer_, count, static_cast<int>(type), root, stream), "broadcast");
+    call([&] { return fn(comm_, buffer_, count, static_cast<int>(type), root, stream); }, "broadcast");
   }
   void alltoall(const void* send, void* recv, std::size_t count, DataType type, void* stream) override {
     const auto fn = member(t_.alltoall, "alltoall");
     datatype(type);
     buffer(send, count, type, group_blocks(), "sendbuf");
     buffer(recv, count, type, group_blocks(), "recvbuf");
-    call(fn(comm_, send, recv, count, static_cast<int>(type), stream), "alltoall");
+    call([&] { return fn(comm_, send, recv, count, static_cast<int>(type), stream); }, "alltoall");
   }
   void barrier(void* stream) override {
     const auto fn = member(t_.barrier, "barrier");
-    call(fn(comm_, stream), "barrier");
+    call([&] { return fn(comm_, stream); }, "barrier");
   }
   void send(const void* buf, std::size_t count, DataType type, int peer, void* stream) override {
     const auto fn = member(t_.send, "send");
     if (!point_to_point(buf, count, type, peer, "peer", "buffer")) return;
-    call(fn(comm_, buf, count, static_cast<int>(type), peer, stream), "send");
+    call([&] { return fn(comm_, buf, count, static_cast<int>(type), peer, stream); }, "send");
   }
   void recv(void* buf, std::size_t count, DataType type, int peer, void* stream) override {
     const auto fn = member(t_.recv, "recv");
     if (!point_to_point(buf, count, type, peer, "peer", "buffer")) return;
-    call(fn(comm_, buf, count, static_cast<int>(type), peer, stream), "recv");
+    call([&] { return fn(comm_, buf, count, static_cast<int>(type), peer, stream); }, "recv");
   }
   Request isend(const void* buf, std::size_t count, DataType type, int peer, void* stream) override {
     const auto fn = member(v2_op(t_, &devmesh_backend_v2_t::isend, "isend"), "isend");
     if (!point_to_point(buf, count, type, peer, "peer", "buffer")) return {};
     void* request = nullptr;
-    call(fn(comm_, buf, count, static_cast<int>(type), peer, stream, &request), "isend");
+    call([&] { return fn(comm_, buf, count, static_cast<int>(type), peer, stream, &request); }, "isend");
     return transfer(request);
   }
   Request irecv(void* buf, std::size_t count, DataType type, int peer, void* stream) override {
     const auto fn = member(v2_op(t_, &devmesh_backend_v2_t::irecv, "irecv"), "irecv");
     if (!point_to_point(buf, count, type, peer, "peer", "buffer")) return {};
     void* request = nullptr;
-    call(fn(comm_, buf, count, static_cast<int>(type), peer, stream, &request), "irecv");
+    call([&] { return fn(comm_, buf, count, static_cast<int>(type), peer, stream, &request); }, "irecv");
     return transfer(request);
   }
   void sendrecv(const void* sendbuf, std::size_t sendcount, DataType sendtype, int dest, void* recvbuf,
@@ -416,9 +431,12 @@ class PluginCommunicator final : public Communicator {
     const bool to = point_to_point(sendbuf, sendcount, sendtype, dest, "dest", "sendbuf");
     const bool from = point_to_point(recvbuf, recvcount, recvtype, source, "source", "recvbuf");
     if (to && from)
-      call(fn(comm_, sendbuf, sendcount, static_cast<int>(sendtype), dest, recvbuf, recvcount,
-              static_cast<int>(recvtype), source, stream),
-           "sendrecv");
+      call(
+          [&] {
+            return fn(comm_, sendbuf, sendcount, static_cast<int>(sendtype), dest, recvbuf, recvcount,
+                      static_cast<int>(recvtype), source, stream);
+          },
+          "sendrecv");
     else if (to)
       send(sendbuf, sendcount, sendtype, dest, stream);
     else if (from)
@@ -445,8 +463,19 @@ class PluginCommunicator final : public Communicator {
   // waiting, and this rank's later operations fail with REVOKED without
   // reaching the plugin. A backend without revoke decides itself whether
   // its communicator survives a failure (MPI's does, for local errors).
-  void call(int rc, std::string_view what) {
-    if (rc == DEVMESH_SUCCESS) return;
+  // Runs one operation of the plugin (a wait of the mesh, for its
+  // deadline), then checks its status.
+  template <class F>
+  void call(F&& op, const char* what) {
+    int rc;
+    {
+      Fault::Wait wait(fault_, what);
+      rc = op();
+    }
+    if (rc != DEVMESH_SUCCESS) [[unlikely]]
+      fail(rc, what);
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] void fail(int rc, std::string_view what) {
     Error e = plugin_error(t_, rc, what);
     const devmesh_backend_v3_t* v3 = v3_of(t_);
     if (refusal(rc)) throw e;
@@ -461,8 +490,13 @@ class PluginCommunicator final : public Communicator {
                std::string(what) + " failed and the backend has no revoke: the other members learn of it only "
                                    "through the backend's own errors or timeout");
     }
-    // A failure revokes the whole mesh (fault_tolerance).
-    if (fault_) fault_->saw(e);
+    // A failure revokes the whole mesh (fault_tolerance); the wait its
+    // deadline cut is a timeout here.
+    if (fault_) {
+      if (e.status() == Status::backend) e = classify(std::move(e));
+      fault_->revoke(e.status(), e.what());
+      throw fault_->local(std::move(e));
+    }
     throw e;
   }
   // The argument gate. On the path of every call: a few compares and one
@@ -531,6 +565,31 @@ class PluginCommunicator final : public Communicator {
                                               std::to_string(size_) + " ranks" + also);
   }
   Request transfer(void* request) const { return request ? Request(&t_, request) : Request(); }
+  // What a backend's failure on a fault-tolerant mesh means, where the
+  // backend could not tell (a closed connection): PROC_FAILED when a member
+  // of the group died, REVOKED when a peer revoked the mesh (and so closed
+  // its connections), as MPI confirms; it may lag the backend by some
+  // milliseconds, so it is asked for up to half a second.
+  Error classify(Error e) const {
+    for (int i = 0; i < 50; ++i) {
+      // MPI learns of a death or a revoke while it progresses.
+      int pending = 0;
+      MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, group_, &pending, MPI_STATUS_IGNORE);
+      MPI_Group failed = MPI_GROUP_NULL;
+      int n = 0;
+      if (mpi::comm_get_failed(group_, &failed) == MPI_SUCCESS) {
+        MPI_Group_size(failed, &n);
+        MPI_Group_free(&failed);
+      }
+      if (n > 0)
+        return Error(Status::proc_failed, std::string(e.what()) + " (" + std::to_string(n) +
+                                              " member(s) of the group died, as MPI confirms)");
+      if (fault_->revoked())
+        return Error(Status::revoked, std::string(e.what()) + " (a member revoked the mesh)");
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return e;
+  }
 
   const devmesh_backend_v1_t& t_;
   void* comm_;
@@ -539,6 +598,7 @@ class PluginCommunicator final : public Communicator {
   std::uint64_t reduce_mask_;  // bit t*4+op: the backend reduces data type t with op
   std::string broken_;         // why the communicator is revoked, or ""
   Fault* fault_;               // the mesh's fault state, or null
+  MPI_Comm group_;             // the dim's MPI communicator
   std::atomic<bool> revoked_here_{false};  // this rank called the plugin's revoke
 };
 
@@ -677,7 +737,7 @@ std::unique_ptr<Communicator> BackendInstance::create(const devmesh_backend_grou
     const std::uint64_t mask = connected.status() == Status::success ? reduce_mask(t, instance_) : 0;
     settle(connected, {{"reductions the backend supports", mask}}, [&] { t.comm_destroy(comm); });
     try {
-      return std::make_unique<PluginCommunicator>(t, comm, rank, size, mask, fault);
+      return std::make_unique<PluginCommunicator>(t, comm, rank, size, mask, fault, group.group);
     } catch (...) {
       t.comm_destroy(comm);
       throw;
@@ -686,7 +746,7 @@ std::unique_ptr<Communicator> BackendInstance::create(const devmesh_backend_grou
   const int rc = t.comm_create(instance_, &group, &comm);
   settle(outcome(rc, comm, "comm_create"), {}, [&] { t.comm_destroy(comm); });
   try {
-    return std::make_unique<PluginCommunicator>(t, comm, rank, size, reduce_mask(t, instance_), fault);
+    return std::make_unique<PluginCommunicator>(t, comm, rank, size, reduce_mask(t, instance_), fault, group.group);
   } catch (...) {
     t.comm_destroy(comm);
     throw;

@@ -7,7 +7,12 @@
 // agreed on, and, when it is in the shrunk mesh, its groups there as OLD
 // root indices (by an allreduce over the shrunk mesh's communicators), so
 // that run_fault.py can judge them against a brute-force reference. With
-// SECOND, rank SECOND also dies, right before the shrink.
+// SECOND, rank SECOND also dies, right before the shrink (a death during it).
+// POINT stop_<point>: rank KILL_RANK stops (SIGSTOP) there instead, and the
+// mesh has a deadline (DEVMESH_TEST_DEADLINE seconds, default 2): the
+// others must fail with TIMEOUT or REVOKED within it plus a second; no
+// shrink (the stopped rank lives). DEVMESH_TEST_SHARD_BACKEND=gloo puts the
+// shard dim on Gloo.
 #include <mpi.h>
 
 #include <signal.h>
@@ -62,17 +67,22 @@ int main(int argc, char** argv) {
   const int victim = std::atoi(argv[2]);
   const std::string point = argv[3];
   const int second = argc > 4 ? std::atoi(argv[4]) : -1;
+  const bool stopping = point.rfind("stop_", 0) == 0;
   const auto die_at = [&](const char* p) {
     if (rank == victim && point == p) raise(SIGKILL);
+    if (rank == victim && stopping && point.substr(5) == p) raise(SIGSTOP);
   };
 
   std::string status = "success", where = "none", message;
   std::vector<int> failed;
   std::string shrunk = "null";
   const auto t0 = std::chrono::steady_clock::now();
-  double detect_ms = -1;
+  double detect_ms = -1, op_ms = -1;
+  auto op_start = t0;
   devmesh::MeshOptions o;
   o.fault_tolerance = true;
+  if (stopping) o.deadline = std::getenv("DEVMESH_TEST_DEADLINE") ? std::atof(std::getenv("DEVMESH_TEST_DEADLINE")) : 2;
+  if (const char* b = std::getenv("DEVMESH_TEST_SHARD_BACKEND")) o.dim_backends = {{"shard", b}};
   Mesh m;
   std::string step = "creation";
   try {
@@ -86,14 +96,17 @@ int main(int argc, char** argv) {
     for (int iter = 0; iter < 3; ++iter) {
       step = "shard_allreduce";
       if (iter == 1) die_at("shard_allreduce");
+      op_start = std::chrono::steady_clock::now();
       m.communicator("shard").allreduce(buf.data(), out.data(), buf.size(), devmesh::DataType::float64,
                                         devmesh::ReduceOp::sum);
       step = "replicate_allreduce";
       if (iter == 1) die_at("replicate_allreduce");
+      op_start = std::chrono::steady_clock::now();
       m.communicator("replicate").allreduce(buf.data(), out.data(), buf.size(), devmesh::DataType::float64,
                                             devmesh::ReduceOp::sum);
       step = "p2p";
       if (iter == 1) die_at("p2p");
+      op_start = std::chrono::steady_clock::now();
       auto& s = m.communicator("shard");
       const int peer = 1 - s.rank();
       s.sendrecv(buf.data(), 8, devmesh::DataType::float64, peer, out.data(), 8, devmesh::DataType::float64, peer);
@@ -110,9 +123,11 @@ int main(int argc, char** argv) {
     status = std::string(devmesh::status_name(e.status()));
     where = step;
     message = e.what();
-    detect_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const auto now = std::chrono::steady_clock::now();
+    detect_ms = std::chrono::duration<double, std::milli>(now - t0).count();
+    op_ms = std::chrono::duration<double, std::milli>(now - op_start).count();
   }
-  if (m && status != "success") {
+  if (m && status != "success" && !stopping) {
     try {
       if (rank == second) raise(SIGKILL);
       Mesh s = m.shrink("replicate");
@@ -136,7 +151,7 @@ int main(int argc, char** argv) {
   if (m) revoked = m.is_revoked() ? 1 : 0;
   std::ostringstream r;
   r << "{\"rank\":" << rank << ",\"status\":\"" << status << "\",\"where\":\"" << where
-    << "\",\"detect_ms\":" << detect_ms << ",\"revoked\":" << revoked << ",\"failed\":" << json_ints(failed)
+    << "\",\"detect_ms\":" << detect_ms << ",\"op_ms\":" << op_ms << ",\"revoked\":" << revoked << ",\"failed\":" << json_ints(failed)
     << ",\"shrunk\":" << shrunk << "}\n";
   const std::string path = dir + "/rank-" + std::to_string(rank) + ".json";
   {

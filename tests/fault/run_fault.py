@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""run_fault.py MPIEXEC PROGRAM: kills ranks of an 8-rank HSDP mesh
+"""run_fault.py MPIEXEC PROGRAM [--gloo]: kills ranks of an 8-rank HSDP mesh
 (replicate=4, shard=2, fault_tolerance) at chosen points, DEVMESH_FAULT_RUNS
 times (default 50), and judges each run by what the survivors report
 (hsdp_fault.cpp): every survivor ends (no hang), its operations failed with
@@ -7,6 +7,14 @@ PROC_FAILED or REVOKED, it agreed on the failed set, and the mesh it shrank
 to along replicate has the groups a brute-force reference gives. The job
 itself may stay in MPI_Finalize after a death (ULFM): it is ended once every
 survivor has reported, or after a bound.
+
+Then deadlines: a rank stops (SIGSTOP) instead of dying, on a mesh with a
+2 s deadline; every other rank must fail with TIMEOUT or REVOKED within
+the deadline plus one second of entering the operation it was cut from (no
+shrink: the stopped rank lives). With --gloo the shard dim also runs on
+Gloo (DEVMESH_BACKEND_PATH must find its plugin), for kills and stops.
+
+usage: run_fault.py MPIEXEC PROGRAM [--gloo]
 """
 import json
 import os
@@ -20,6 +28,8 @@ import time
 RANKS, SHAPE = 8, (4, 2)
 POINTS = ["creation", "first_comm", "shard_allreduce", "replicate_allreduce", "p2p", "agree"]
 BOUND = float(os.environ.get("DEVMESH_FAULT_BOUND", "60"))
+DEADLINE = 2.0
+STOPS = ["stop_shard_allreduce", "stop_replicate_allreduce", "stop_p2p"]
 
 
 def expected_shrink(failed):
@@ -43,8 +53,12 @@ def expected_shrink(failed):
     return out
 
 
-def run_once(mpiexec, program, victim, point, second):
-    with tempfile.TemporaryDirectory() as d:
+def run_once(mpiexec, program, victim, point, second, backend=None):
+    env = dict(os.environ, DEVMESH_TEST_DEADLINE=str(DEADLINE))
+    if backend:
+        env["DEVMESH_TEST_SHARD_BACKEND"] = backend
+    stop = point.startswith("stop_")
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as d:
         args = ["bash", mpiexec, "-ft", "-n", str(RANKS), program, d, str(victim), point]
         if second >= 0:
             args.append(str(second))
@@ -54,7 +68,7 @@ def run_once(mpiexec, program, victim, point, second):
         want = {r for r in range(RANKS) if r not in dead}
         start = time.monotonic()
         job = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               start_new_session=True)
+                               start_new_session=True, env=env)
         reports = {}
         while time.monotonic() - start < BOUND:
             for r in want - reports.keys():
@@ -68,6 +82,8 @@ def run_once(mpiexec, program, victim, point, second):
             time.sleep(0.05)
         took = time.monotonic() - start
         try:
+            if stop:
+                raise subprocess.TimeoutExpired(args, 0)  # the stopped rank never ends
             job.wait(timeout=5)
         except subprocess.TimeoutExpired:
             os.killpg(job.pid, signal.SIGKILL)
@@ -80,6 +96,13 @@ def run_once(mpiexec, program, victim, point, second):
         failed = sorted(dead)
         shrunk = expected_shrink(set(failed)) if point not in ("none", "creation") else None
         for r, rep in sorted(reports.items()):
+            if stop:
+                if rep["status"] not in ("timeout", "revoked"):
+                    problems.append(f"rank {r}: status {rep['status']} (want timeout or revoked)")
+                elif rep["op_ms"] > 1000 * (DEADLINE + 1):
+                    problems.append(f"rank {r}: its {rep['where']} failed after {rep['op_ms']:.0f} ms, past the "
+                                    f"deadline of {DEADLINE:.0f} s plus one second")
+                continue
             if point == "none":
                 if rep["status"] != "success" or rep["shrunk"] is not None:
                     problems.append(f"rank {r}: {rep} without any death")
@@ -105,15 +128,18 @@ def run_once(mpiexec, program, victim, point, second):
                         problems.append(f"rank {r}: shrunk {k} = {got.get(k)}, want {v}")
                 if got.get("mapped") != got.get("index"):
                     problems.append(f"rank {r}: shrunk_index(old) = {got.get('mapped')}, its index {got.get('index')}")
+        if stop and reports and not any(rep["status"] == "timeout" for rep in reports.values()):
+            problems.append("no rank reported timeout (its own deadline passing)")
         detect = [rep["detect_ms"] for rep in reports.values() if rep.get("detect_ms", -1) >= 0]
         return problems, took, detect
 
 
 def main():
     mpiexec, program = sys.argv[1], sys.argv[2]
+    gloo = "--gloo" in sys.argv[3:]
     runs = int(os.environ.get("DEVMESH_FAULT_RUNS", "50"))
     rng = random.Random(int(os.environ.get("DEVMESH_FAULT_SEED", "27")))
-    plan = [(rng.randrange(RANKS), "none", -1)]
+    plan = [(rng.randrange(RANKS), "none", -1, None)]
     for i in range(runs - 1):
         point = POINTS[i % len(POINTS)]
         victim = rng.randrange(RANKS)
@@ -121,11 +147,20 @@ def main():
         second = -1
         if i % 4 == 3 and point != "creation":
             second = rng.choice([r for r in range(RANKS) if r != victim])
-        plan.append((victim, point, second))
+        plan.append((victim, point, second, None))
+    # Deadlines: a rank stops at each point, twice (different ranks).
+    for point in STOPS * 2:
+        plan.append((rng.randrange(RANKS), point, -1, None))
+    # The shard dim on Gloo: a death at each point of its collectives, and a stop.
+    if gloo:
+        for point in ["shard_allreduce", "p2p", "replicate_allreduce", "stop_shard_allreduce", "stop_p2p"]:
+            plan.append((rng.randrange(RANKS), point, -1, "gloo"))
     bad = 0
-    for n, (victim, point, second) in enumerate(plan):
-        problems, took, detect = run_once(mpiexec, program, victim, point, second)
-        what = f"run {n}: rank {victim} dies at {point}" + (f", rank {second} during the shrink" if second >= 0 else "")
+    for n, (victim, point, second, backend) in enumerate(plan):
+        problems, took, detect = run_once(mpiexec, program, victim, point, second, backend)
+        verb = "stops" if point.startswith("stop_") else "dies"
+        what = (f"run {n}: rank {victim} {verb} at {point.replace('stop_', '')}"
+                + (f", rank {second} during the shrink" if second >= 0 else "") + (f" (shard on {backend})" if backend else ""))
         if problems:
             bad += 1
             print(f"FAIL {what}:\n  " + "\n  ".join(problems), flush=True)

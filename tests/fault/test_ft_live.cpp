@@ -63,7 +63,7 @@ BOOST_AUTO_TEST_CASE(works_as_any_mesh) {
 BOOST_AUTO_TEST_CASE(shrink_without_failure_keeps_everyone) {
   const Mesh m = hsdp();
   m.flatten("everyone");                       // registered on the root
-  m["shard", "replicate"].flatten("transposed");
+  m[{"shard", "replicate"}].flatten("transposed");
   const Mesh s = m.shrink("replicate");
   // Registered flattened names are made again on the new root, with the
   // same groups (here: the same mesh).
