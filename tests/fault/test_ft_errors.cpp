@@ -83,3 +83,24 @@ BOOST_AUTO_TEST_CASE(adopted_communicators_are_not_revoked) {
   BOOST_TEST(message.find("adopted") != std::string::npos, message);
   MPI_Comm_free(&dup);
 }
+
+BOOST_AUTO_TEST_CASE(deadline_needs_fault_tolerance) {
+  devmesh::MeshOptions o;
+  o.deadline = 1;
+  std::string message;
+  // Checked before ULFM is asked for: the same answer on every MPI.
+  BOOST_TEST(status_of([&] { Mesh::create(MPI_COMM_WORLD, {0}, {"x"}, o); }, &message) == Status::invalid_argument);
+  BOOST_TEST(message.find("needs fault_tolerance") != std::string::npos, message);
+  o.fault_tolerance = true;
+  o.deadline = -1;
+  BOOST_TEST(status_of([&] { Mesh::create(MPI_COMM_WORLD, {0}, {"x"}, o); }, &message) == Status::invalid_argument);
+  BOOST_TEST(message.find("deadline -1") != std::string::npos, message);
+  devmesh_config_t c = DEVMESH_CONFIG_INITIALIZER;
+  BOOST_TEST(c.deadline == 0.0);  // the initializer's default: none
+  c.deadline = -0.5;
+  const int shape[] = {0};
+  const char* names[] = {"x"};
+  devmesh_t m = nullptr;
+  BOOST_TEST(devmesh_create_ex(MPI_COMM_WORLD, 1, shape, names, &c, &m) == DEVMESH_ERR_INVALID_ARGUMENT);
+  BOOST_TEST(m == nullptr);
+}
