@@ -252,10 +252,13 @@ typedef struct devmesh_backend_v2_s {
  * (DEVMESH_ERR_PROC_FAILED, DEVMESH_ERR_REVOKED, DEVMESH_ERR_TIMEOUT) and
  * the group's deadline are part of it.
  *
- * Version 3 is provisional until the fault-tolerant mesh operations that
- * drive revoke and deadlines (devmesh_revoke, devmesh_shrink) are released
- * with it; until then its layout may still change, and a plugin that must
- * load into every release exports devmesh_backend_v2 beside it. */
+ * The fault-tolerant mesh (devmesh::MeshOptions::fault_tolerance,
+ * deadline) drives them: a failure the plugin reports revokes the whole
+ * mesh, a revoke of the mesh calls revoke() on every communicator of it
+ * (from the mesh's deadline thread only with
+ * DEVMESH_BACKEND_CAP_REVOKE_ANY_THREAD), a backend without
+ * DEVMESH_BACKEND_CAP_REVOKE_SPREADS cannot serve such a mesh, and
+ * group->deadline carries the mesh's deadline. The layout is final. */
 #define DEVMESH_BACKEND_ABI_VERSION_3 3
 #define DEVMESH_BACKEND_SYMBOL_V3 "devmesh_backend_v3"
 
