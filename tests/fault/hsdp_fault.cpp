@@ -68,8 +68,17 @@ int main(int argc, char** argv) {
   const std::string point = argv[3];
   const int second = argc > 4 ? std::atoi(argv[4]) : -1;
   const bool stopping = point.rfind("stop_", 0) == 0;
+  // The death's time (wall clock, shared by the ranks of this machine),
+  // for the detection latency: from it to each survivor's first error.
+  const auto wall_us = [] {
+    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  };
   const auto die_at = [&](const char* p) {
-    if (rank == victim && point == p) raise(SIGKILL);
+    if (rank == victim && point == p) {
+      std::ofstream(dir + "/death") << wall_us() << "\n";
+      raise(SIGKILL);
+    }
     if (rank == victim && stopping && point.substr(5) == p) raise(SIGSTOP);
   };
 
@@ -78,6 +87,7 @@ int main(int argc, char** argv) {
   std::string shrunk = "null";
   const auto t0 = std::chrono::steady_clock::now();
   double detect_ms = -1, op_ms = -1;
+  long long error_us = 0;
   auto op_start = t0;
   devmesh::MeshOptions o;
   o.fault_tolerance = true;
@@ -124,6 +134,7 @@ int main(int argc, char** argv) {
     where = step;
     message = e.what();
     const auto now = std::chrono::steady_clock::now();
+    error_us = wall_us();
     detect_ms = std::chrono::duration<double, std::milli>(now - t0).count();
     op_ms = std::chrono::duration<double, std::milli>(now - op_start).count();
   }
@@ -151,7 +162,7 @@ int main(int argc, char** argv) {
   if (m) revoked = m.is_revoked() ? 1 : 0;
   std::ostringstream r;
   r << "{\"rank\":" << rank << ",\"status\":\"" << status << "\",\"where\":\"" << where
-    << "\",\"detect_ms\":" << detect_ms << ",\"op_ms\":" << op_ms << ",\"revoked\":" << revoked << ",\"failed\":" << json_ints(failed)
+    << "\",\"detect_ms\":" << detect_ms << ",\"op_ms\":" << op_ms << ",\"error_us\":" << error_us << ",\"revoked\":" << revoked << ",\"failed\":" << json_ints(failed)
     << ",\"shrunk\":" << shrunk << "}\n";
   const std::string path = dir + "/rank-" + std::to_string(rank) + ".json";
   {

@@ -130,7 +130,15 @@ def run_once(mpiexec, program, victim, point, second, backend=None):
                     problems.append(f"rank {r}: shrunk_index(old) = {got.get('mapped')}, its index {got.get('index')}")
         if stop and reports and not any(rep["status"] == "timeout" for rep in reports.values()):
             problems.append("no rank reported timeout (its own deadline passing)")
-        detect = [rep["detect_ms"] for rep in reports.values() if rep.get("detect_ms", -1) >= 0]
+        # Detection latency: from the death to the last survivor's first error.
+        detect = None
+        death = os.path.join(d, "death")
+        errors = [rep["error_us"] for rep in reports.values() if rep.get("error_us", 0) > 0]
+        if os.path.exists(death) and errors and not stop:
+            with open(death) as f:
+                text = f.read().strip()
+            if text:
+                detect = (max(errors) - int(text)) / 1000.0
         return problems, took, detect
 
 
@@ -156,16 +164,24 @@ def main():
         for point in ["shard_allreduce", "p2p", "replicate_allreduce", "stop_shard_allreduce", "stop_p2p"]:
             plan.append((rng.randrange(RANKS), point, -1, "gloo"))
     bad = 0
+    latencies = []
     for n, (victim, point, second, backend) in enumerate(plan):
         problems, took, detect = run_once(mpiexec, program, victim, point, second, backend)
         verb = "stops" if point.startswith("stop_") else "dies"
         what = (f"run {n}: rank {victim} {verb} at {point.replace('stop_', '')}"
                 + (f", rank {second} during the shrink" if second >= 0 else "") + (f" (shard on {backend})" if backend else ""))
+        latency = f", last survivor's error {detect:.0f} ms after the death" if detect is not None else ""
+        if detect is not None and point not in ("creation", "first_comm", "agree"):
+            latencies.append(detect)
         if problems:
             bad += 1
             print(f"FAIL {what}:\n  " + "\n  ".join(problems), flush=True)
         else:
-            print(f"ok   {what} ({took:.1f} s)", flush=True)
+            print(f"ok   {what} ({took:.1f} s{latency})", flush=True)
+    if latencies:
+        latencies.sort()
+        print(f"detection latency, death in an allreduce or point to point, to the last survivor's error: "
+              f"median {latencies[len(latencies) // 2]:.0f} ms, max {latencies[-1]:.0f} ms over {len(latencies)} runs")
     print(f"{len(plan) - bad} of {len(plan)} runs as required")
     sys.exit(1 if bad else 0)
 
