@@ -914,6 +914,14 @@ def main():
         with open(traffic) as f:
             w(f.read())
 
+    # --- fault tolerance (measured under ULFM by bench/fault, written by hand
+    # into data/fault.md with its conditions: Open MPI 5 is not a leg of
+    # ./run bench)
+    fault = os.path.join(data, "fault.md")
+    if os.path.exists(fault):
+        with open(fault) as f:
+            w(f.read())
+
     # --- GPU
     w("## GPU figures\n")
     w("Not measured: no GPU available on this machine (NCCL backend creation and collective overhead "
