@@ -914,10 +914,10 @@ def main():
         with open(traffic) as f:
             w(f.read())
 
-    # --- fault tolerance (measured under ULFM by bench/fault, written by hand
-    # into data/fault.md with its conditions: Open MPI 5 is not a leg of
-    # ./run bench)
-    fault = os.path.join(data, "fault.md")
+    # --- fault tolerance (measured under ULFM by bench/fault and written by
+    # hand, with its conditions, into docs/bench/data/fault.txt, a Markdown
+    # section: Open MPI 5 with --with-ft ulfm is not a leg of ./run bench)
+    fault = os.path.join(data, "fault.txt")
     if os.path.exists(fault):
         with open(fault) as f:
             w(f.read())
