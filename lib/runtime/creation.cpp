@@ -248,7 +248,8 @@ void adopt_layout(Creation& c) {
 
 // Builds the root's state once every rank agreed. Collective over the
 // parent: host discovery for plugin backends unless known already, and,
-// where MPI cannot make communicators from groups, the root communicator.
+// for a host-aware mesh from a group where dims' communicators do not come
+// from their groups, the root communicator.
 Mesh build(Creation& c) {
   const CreationRequest& r = c.request;
   // Backends that pick a device by the rank's position on its host say so
@@ -268,12 +269,15 @@ Mesh build(Creation& c) {
     MPI_Group_free(&parent_group);
     check_mpi(rc, "MPI_Group_incl");
   }
-  // Where dims' communicators do not come straight from their groups, they
-  // come from a root communicator: made here (non-members get
-  // MPI_COMM_NULL), unless a mesh from a group has its group's already.
+  // A mesh from a group over a parent devmesh made from that group
+  // (host_aware), where dims' communicators do not come straight from their
+  // groups: they come from the root communicator, made here, as that parent
+  // is freed at the end of creation (non-members get MPI_COMM_NULL). Every
+  // other kind makes none: dims come from their groups, or from the
+  // program's parent while it lives (see MeshState::watch_parent).
   const bool group_is_root = c.group_comm != MPI_COMM_NULL && !r.options.host_aware;
   MPI_Comm root_comm = MPI_COMM_NULL;
-  if (!mpi::dims_from_group && !group_is_root) {
+  if (!mpi::dims_from_group && r.kind == CreationKind::group && !group_is_root) {
     if (int rc = MPI_Comm_create(c.parent, group, &root_comm); rc != MPI_SUCCESS) {
       MPI_Group_free(&group);
       check_mpi(rc, "MPI_Comm_create");
@@ -302,14 +306,9 @@ Mesh build(Creation& c) {
   }
   // The state frees what it takes from here on, also if what follows throws.
   if (root_comm != MPI_COMM_NULL) state->take_root_comm(root_comm);
-  // Where dims' communicators come from their groups, no root communicator
-  // exists yet: the calls over all members run over the program's parent
-  // while it lives, if its ranks are exactly the members (not over a
-  // parent devmesh made from a group: that is the root's own or is freed
-  // below).
-  if (mpi::dims_from_group && root_comm == MPI_COMM_NULL && r.kind != CreationKind::group &&
-      c.view->root_size() == c.world)
-    state->watch_parent(c.parent);
+  // The program's parent, watched while it lives (not a parent devmesh
+  // made from a group: that is the root's own or is freed below).
+  if (r.kind != CreationKind::group) state->watch_parent(c.parent, c.view->root_size() == c.world);
   if (group_is_root) state->take_root_comm(std::exchange(c.group_comm, MPI_COMM_NULL));
   state->inherit_errhandler(c.parent);
   for (auto& [spec, instance] : c.backends) state->add_backend(spec, std::move(instance));
