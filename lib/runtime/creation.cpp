@@ -41,6 +41,8 @@ struct Creation {
   Adopting adopting;
   std::vector<std::pair<BackendSpec, std::unique_ptr<BackendInstance>>> backends;
   std::uint64_t seq = 0, digest = 0;
+  // backends_named(request.options), made once.
+  std::optional<std::vector<BackendSpec>> named;
 
   ~Creation() {
     if (group_comm != MPI_COMM_NULL && mpi_alive()) MPI_Comm_free(&group_comm);
@@ -75,18 +77,24 @@ void open_parent(Creation& c) {
   DEVMESH_MPI(MPI_Comm_rank(c.parent, &c.me));
 }
 
+// Every backend the options name (backends_named), computed once.
+const std::vector<BackendSpec>& named_backends(Creation& c) {
+  if (!c.named) c.named = backends_named(c.request.options);
+  return *c.named;
+}
+
 // Opens (and so checks) every backend the options name.
 void load_backends(Creation& c) {
   const MeshOptions& options = c.request.options;
   if (options.comm_errors != CommErrors::inherit && options.comm_errors != CommErrors::return_codes)
     throw Error(Status::invalid_argument, "comm_errors " + std::to_string(static_cast<int>(options.comm_errors)) +
                                               " is not a CommErrors");
-  for (BackendSpec& b : backends_named(options)) {
+  for (const BackendSpec& b : named_backends(c)) {
     // The built-in MPI backend without options has nothing to check: its
     // instance is made when a dim first needs it.
     if (b.name == "mpi" && b.options.empty()) continue;
     auto instance = std::make_unique<BackendInstance>(b);
-    c.backends.emplace_back(std::move(b), std::move(instance));
+    c.backends.emplace_back(b, std::move(instance));
   }
 }
 
@@ -149,7 +157,7 @@ void check_locally(Creation& c) {
 
 // The arguments every rank must pass alike, for the agreement: the same
 // fields for every kind.
-std::vector<Field> fields_of(const Creation& c) {
+std::vector<Field> fields_of(Creation& c) {
   const CreationRequest& r = c.request;
   Hash kind, checked, sh, nm, rk, nc, ha, be, op;
   kind.add(static_cast<std::int64_t>(r.kind));
@@ -168,7 +176,7 @@ std::vector<Field> fields_of(const Creation& c) {
   // Every backend named, with its options as each backend parsed them,
   // without those it takes per rank (NCCL's device); where a backend did
   // not load, its options as given (see agreed_options).
-  for (const BackendSpec& spec : backends_named(r.options)) {
+  for (const BackendSpec& spec : named_backends(c)) {
     const devmesh_backend_v1_t* table = nullptr;
     for (const auto& [loaded, instance] : c.backends)
       if (instance && loaded.key() == spec.key()) table = &instance->table();
@@ -324,7 +332,7 @@ Mesh build(Creation& c) {
     hosts->local_size = c.hosts->local_size;
     state->set_hosts(std::move(hosts));
   }
-  return MeshAccess::make(*c.view, std::move(state));
+  return MeshAccess::make(std::move(*c.view), std::move(state));
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 
 #include "agreement.hpp"
 #include "finalize.hpp"
@@ -92,6 +93,19 @@ std::vector<index_t> key_of(const Layout& layout) {
     key.push_back(m.stride);
   }
   return key;
+}
+
+// A layout's part of a creation tag: its key's numbers, the same on every
+// member (coalesced), without formatting a Layout.
+std::string layout_tag(const std::vector<index_t>& key) {
+  std::string out = "layout";
+  char buf[24];
+  for (index_t k : key) {
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, k);
+    out += ':';
+    out.append(buf, end);
+  }
+  return out;
 }
 
 // The root dims whose modes make up `layout` in root order (MPI_Cart_sub's
@@ -387,7 +401,7 @@ MeshState::Handout& MeshState::entry(const Lock& lock, const Layout& layout, std
   const index_t n = size(layout);
   std::vector<int> members(static_cast<std::size_t>(n));
   for (index_t k = 0; k < n; ++k) members[static_cast<std::size_t>(k)] = static_cast<int>(base + offset(layout, k));
-  MPI_Comm c = make_comm(lock, members, "layout " + to_string(coalesce(layout)));
+  MPI_Comm c = make_comm(lock, members, layout_tag(key));
   std::string name;
   try {
     name = comm_name(dim);
