@@ -410,6 +410,29 @@ BOOST_AUTO_TEST_CASE(bad_backend_options_are_invalid_everywhere) {
   expect_invalid(o, "backend 'mpi', options: takes no options (got");
 }
 
+// A mesh over some of the parent's ranks, in another order, outlives the
+// parent too: where communicators come from the parent, its free makes the
+// root communicator of the members only (the other rank takes no part).
+BOOST_AUTO_TEST_CASE(rank_list_mesh_outlives_its_parent) {
+  const int n = world_size();
+  const long before = comm_counter::live();
+  if (n >= 2) {
+    MPI_Comm parent = MPI_COMM_NULL;
+    MPI_Comm_dup(MPI_COMM_WORLD, &parent);
+    std::vector<int> ranks(static_cast<std::size_t>(n - 1));
+    std::iota(ranks.rbegin(), ranks.rend(), 1);  // n-1, ..., 1
+    Mesh m = Mesh::create(parent, {n - 1}, {"x"}, ranks);
+    BOOST_TEST(m.is_member() == (world_rank() != 0));
+    MPI_Comm_free(&parent);
+    if (m) {
+      BOOST_TEST(m.comm_count() == comm_counter::at_parent_free);
+      check_dim(m, "x");
+      BOOST_TEST(m.comm_count() == comm_counter::at_parent_free + 1);
+    }
+  }
+  BOOST_TEST(comm_counter::live() == before);
+}
+
 BOOST_AUTO_TEST_CASE(creation_makes_no_communicator_and_outlives_its_parent) {
   const long before = comm_counter::live();
   MPI_Comm parent = MPI_COMM_NULL;
