@@ -403,6 +403,111 @@ def collective_table(records, ranks):
     return table(header, rows)
 
 
+PAIRED_MPIS = [("mpich4", "MPICH %s (Debian, ch4:ucx, yield shim)"),
+               ("mpich5", "MPICH 5.0.2 (PyPI wheel, yield shim)"),
+               ("openmpi4", "Open MPI %s (Debian)"),
+               ("openmpi5", "Open MPI 5.0.11 (PyPI wheel)")]
+PAIRED_METHODS = [("devmesh", "**devmesh**: Mesh::create + comm(dim) per dim (default path)"),
+                  ("create_comms", "devmesh: Mesh::create + create_comms()"),
+                  ("floor", "the floor: the 32-byte MPI_Allreduce, then the group creation devmesh makes per dim, without devmesh"),
+                  ("split", "hand-written MPI_Comm_split, one per dim")]
+
+
+def paired_index(data):
+    """{mpi: {method: record}} of creation_paired.tsv."""
+    out = {}
+    for r in read_records(os.path.join(data, "creation_paired.tsv"), "creation_paired"):
+        out.setdefault(r["mpi"], {})[r["method"]] = r
+    return out
+
+
+def paired_name(mpi, cond):
+    for key, text in PAIRED_MPIS:
+        if key == mpi:
+            return text % cond.get("mpich" if key == "mpich4" else "openmpi", "?") if "%s" in text else text
+    return mpi
+
+
+def ratio_text(r):
+    return "%.3f [%.3f–%.3f]" % (r["median"], r["q1"], r["q3"]) if r else "—"
+
+
+def paired_target_rows(px, cond):
+    """Targets of the default path and create_comms, one row per MPI and target."""
+    rows = []
+    when = "paired, 8 ranks, (2,2,2), normal priority"
+    for mpi, _ in PAIRED_MPIS:
+        ix = px.get(mpi)
+        if not ix:
+            continue
+        name = paired_name(mpi, cond)
+        ds, df = ix.get("paired_devmesh_over_split"), ix.get("paired_devmesh_over_floor")
+        cd = ix.get("paired_create_comms_over_devmesh")
+        if df:
+            rows.append(["%s: default path within 10%% of the floor; %s" % (name, when),
+                         "devmesh ÷ floor %s" % ratio_text(df),
+                         "**met**" if df["median"] <= 1.10 else "**missed**"])
+        if ds:
+            limit, what = (1.0, "never slower than the hand-written split") if mpi == "openmpi4" else \
+                (0.6, "at most 0.6x of the hand-written split")
+            rows.append(["%s: default path %s; %s" % (name, what, when), "devmesh ÷ split %s" % ratio_text(ds),
+                         "**met**" if ds["median"] <= limit else "**missed**"])
+            if mpi in ("mpich4", "openmpi5"):
+                rows.append(["%s: paired ratio at most 0.75x; %s" % (name, when), "devmesh ÷ split %s" % ratio_text(ds),
+                             "**met**" if ds["median"] <= 0.75 else "**missed**"])
+        if cd:
+            rows.append(["%s: create_comms() no slower than comm(dim) per dim; %s" % (name, when),
+                         "create_comms ÷ devmesh %s" % ratio_text(cd),
+                         "**met**" if cd["median"] <= 1.0 else "**missed**"])
+    return rows
+
+
+def paired_section(data, cond, px):
+    """One paired creation table per MPI, or "" when not run."""
+    if not px:
+        return ""
+    out = ["### Paired, per MPI: the default path against the hand-written splits and the floor\n",
+           "The (2,2,2) mesh at 8 ranks, at **normal priority** with other work on the machine (load "
+           "average %s before these runs, %s after; %s), by `bench/creation/paired.cpp`: batches of "
+           "%s creations of one method each, the four methods' batches alternating in a rotating "
+           "order; each creation starts after a barrier and only the creation is timed (freeing is "
+           "not); a batch's time is the slowest rank's mean per creation. The *paired ratio* of A "
+           "over B is the median over rounds of A's batch time over B's batch time in the same round "
+           "(IQR in brackets), as for the collectives. The floor is what the default path must do "
+           "in MPI: the argument check's 32-byte MPI_Allreduce over the parent, then one group "
+           "creation per dim by the call devmesh makes on that MPI (MPI_Comm_create_from_group with "
+           "MPICH; MPI_Comm_create_group over the parent with Open MPI, see "
+           "`lib/runtime/mpi_features.hpp`). MPICH's ranks run with the yield shim, Open MPI's with "
+           "`mpi_yield_when_idle`.\n" % (cond.get("load_paired_start", "?"), cond.get("load_paired_end", "?"),
+                                            cond.get("date_paired", cond.get("date", "?")),
+                                            next((ix["split"]["iters"] for ix in px.values() if "split" in ix), "?"))]
+    for mpi, _ in PAIRED_MPIS:
+        ix = px.get(mpi)
+        if not ix:
+            continue
+        split = ix.get("split")
+        batches = split["n"] if split else "?"
+        iters = split.get("iters", "?") if split else "?"
+        rows = []
+        for key, label in PAIRED_METHODS:
+            r = ix.get(key)
+            if not r:
+                continue
+            pair = ix.get("paired_%s_over_split" % key) if key != "split" else None
+            rows.append([label, "%s × %s" % (iters, batches),
+                         "%s [%s–%s]" % (fmt_time(r["median"]), fmt_time(r["q1"]), fmt_time(r["q3"])),
+                         ratio_text(pair) if key != "split" else "1"])
+        out.append("#### %s\n" % paired_name(mpi, cond))
+        out.append(table(["method", "creations × batches", "per creation, median [IQR]",
+                          "paired ratio ÷ split [IQR]"], rows))
+        out.append("")
+        out.append("devmesh ÷ floor (paired): %s; create_comms ÷ devmesh (paired): %s.\n"
+                   % (ratio_text(ix.get("paired_devmesh_over_floor")),
+                      ratio_text(ix.get("paired_create_comms_over_devmesh"))))
+    return "\n".join(out)
+
+
+
 def openmpi_section(data, cond, idx, coll, regime):
     """The headline comparisons under Open MPI beside MPICH's, or "" when not run."""
     oix = creation_index(read_records(os.path.join(data, "openmpi_creation.tsv"), "creation"))
@@ -412,9 +517,9 @@ def openmpi_section(data, cond, idx, coll, regime):
     out = ["## Under Open MPI\n",
            "Open MPI %s against MPICH %s, same machine, same run, %s; Open MPI's ranks started by "
            "`mpiexec.openmpi --oversubscribe --mca mpi_yield_when_idle 1` (no yield shim). Open MPI 4.1 "
-           "implements MPI 3.1, so devmesh takes its MPI-3 path there: `Mesh::create` also makes the "
-           "root communicator (MPI_Comm_create over the parent) and each dim's communicator comes from "
-           "it with MPI_Comm_create_group; the MPI-4 rows (MPI_Comm_create_from_group) do not exist. "
+           "implements MPI 3.1 and has no MPI_Comm_create_from_group: each dim's communicator is "
+           "MPI_Comm_create_group over the parent (`Mesh::create` makes no communicator either), and "
+           "the MPI-4 rows (MPI_Comm_create_from_group) do not exist. "
            "Each ratio divides by the hand-written MPI_Comm_split code of the same MPI in the same run.\n"
            % (cond.get("openmpi", "?"), cond.get("mpich", "?"), regime)]
     ms_, os_ = idx.get((3, 8, "hand_split")), oix.get((3, 8, "hand_split"))
@@ -546,6 +651,7 @@ def main():
     idx_alt = creation_index(read_records(os.path.join(data, "creation_shared.tsv"), "creation"))
     coll_alt = read_records(os.path.join(data, "collectives_shared.tsv"), "collective")
     gloo, gcond = read_gloo(data)
+    px = paired_index(data)
     realtime = cond.get("priority", "").startswith("real-time")
     regime = "real-time priority (quiet machine)" if realtime else "normal priority"
     alt_regime = "normal priority (other work running)"
@@ -598,6 +704,7 @@ def main():
     rows = target_rows_creation(idx, regime) + target_rows_creation(idx_alt, alt_regime)
     rows += target_rows_collective(coll, regime) + target_rows_collective(coll_alt, alt_regime)
     rows += gloo_target_rows(gloo)
+    rows += paired_target_rows(px, cond)
     r1 = {(r["op"], r["bytes"], r["method"]): r for r in coll if r["ranks"] == 1}
     d1, m1 = r1.get(("allreduce", 8, "devmesh")), r1.get(("allreduce", 8, "mpi"))
     if d1 and m1:
@@ -621,6 +728,9 @@ def main():
       "its shape fits: %s. The target shapes are (2,4) and (2,2,2) at 8 ranks and (2,2,2,2) at 16. "
       "All at %s.\n" % ("; ".join(FAMILIES.values()), regime))
 
+    if px:
+        w(paired_section(data, cond, px))
+
     if (3, 8, "hand_split") in idx:
         w("### The (2,2,2) mesh at 8 ranks\n")
         w(breakdown_table(idx))
@@ -642,9 +752,11 @@ def main():
               "the operations that are collective over all root members anyway and cannot run over "
               "the parent (freed by the program, or with ranks that are not members): `cart_comm()` "
               "of the root view, `create_comms()`, NCCL's split initialisation and "
-              "`record_hosts()`; `comm_count()` counts it only once it is made. With an MPI older "
-              "than 4 the root communicator is still made at creation (MPI_Comm_create over the "
-              "parent). In this run `Mesh::create` took %s (its allreduce alone %s)%s%s.\n"
+              "`record_hosts()`; `comm_count()` counts it only once it is made. With an MPI without "
+              "MPI_Comm_create_from_group, and with Open MPI, each dim's communicator is "
+              "MPI_Comm_create_group over the parent, and the parent's MPI_Comm_free makes the root "
+              "communicator first (see include/devmesh/mesh.hpp): no MPI makes one at creation any "
+              "more. In this run `Mesh::create` took %s (its allreduce alone %s)%s%s.\n"
               % (fmt_time(mc["median"]), fmt_time(ar["median"]),
                  "" if not old else
                  "; the previous design's `Mesh::create`, MPI_Comm_idup of the parent overlapped with "

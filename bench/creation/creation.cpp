@@ -83,7 +83,7 @@ std::vector<Method> methods(const Shape& shape) {
                  free_all(c);
                  return t;
                }});
-#if MPI_VERSION >= 4
+#if BENCH_HAVE_COMM_FROM_GROUP
   m.push_back({"hand_create_from_group", [&dims, nd] {
                  std::vector<MPI_Comm> c(nd, MPI_COMM_NULL);
                  const double t0 = MPI_Wtime();
@@ -125,7 +125,7 @@ std::vector<Method> methods(const Shape& shape) {
                  MPI_Allreduce(in, out, 4, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
                  return MPI_Wtime() - t0;
                }});
-#if MPI_VERSION >= 4
+#if BENCH_HAVE_COMM_FROM_GROUP
   m.push_back({"part_check_from_group", [&dims, nd] {
                  // devmesh's MPI calls in sequence, without devmesh: the
                  // check, then one MPI_Comm_create_from_group per dim.

@@ -109,8 +109,9 @@ enum devmesh_status {
 /* How devmesh_create_comms creates communicators (devmesh::CommPath). */
 enum devmesh_comm_path {
   DEVMESH_COMM_PATH_AUTOMATIC = 0,    /* as CREATE_GROUP (measured fastest) */
-  /* over the caller's group: MPI_Comm_create_from_group with MPI 4,
-   * MPI_Comm_create_group (from the root communicator) with MPI 3 */
+  /* over the caller's group: MPI_Comm_create_from_group (MPICH 4 and
+   * later), else MPI_Comm_create_group over the parent, or over the root
+   * communicator once the parent is freed (see devmesh_comm_count) */
   DEVMESH_COMM_PATH_CREATE_GROUP = 1,
   DEVMESH_COMM_PATH_SPLIT = 2,        /* MPI_Comm_split over all root members */
   DEVMESH_COMM_PATH_CART_SUB = 3      /* MPI_Cart_sub where the dim is a set of root dims */
@@ -468,8 +469,11 @@ DEVMESH_C_API int devmesh_parent_rank(devmesh_t m, int *rank);
  * reuse communicators): one per distinct layout asked for, plus the root's
  * own communicator once an operation over all root members needed it
  * (devmesh_create_comms and the root's devmesh_cart_comm, where they could
- * not run over the parent: see devmesh_create_comms); devmesh_create makes
- * none (with an MPI older than 4: the root communicator, made at creation).
+ * not run over the parent: see devmesh_create_comms) or, where devmesh
+ * makes communicators over the parent (an MPI without
+ * MPI_Comm_create_from_group, and Open MPI), once the program freed the
+ * parent (its MPI_Comm_free makes it first, see devmesh/mesh.hpp);
+ * devmesh_create makes none.
  * Not collective. */
 DEVMESH_C_API int devmesh_comm_count(devmesh_t m, int *count);
 

@@ -8,26 +8,32 @@
 // Handles may be destroyed in any order; the last one frees the root's
 // communicators (never the parent).
 //
-// Creation makes no communicator: it only checks, in one MPI_Allreduce
-// over the parent, that every rank passed the same arguments. With MPICH 4
-// and later (MPI_Comm_create_from_group), a dim's communicator is made over
-// just the caller's group, errors returned; the parent is not needed again
-// and may be freed. A communicator of all root members (the "root
-// communicator") is made when an operation over all of them first needs
-// it: record_hosts(), NCCL's split initialisation, and create_comms() and
-// the root view's cart_comm() once the parent is gone. While the program
-// keeps the parent (devmesh sees its MPI_Comm_free through an attribute)
-// and its ranks are exactly the root's members, create_comms() runs its
-// check and its split path over the parent, and the root view's
-// cart_comm() is MPI_Cart_create over it when root index x is parent rank
-// x: no communicator of all members is made just for them. Those calls
-// are then collectives on the parent too: make them in the same order
-// relative to the program's own collectives on the parent on every rank,
-// and not while another thread runs one on it (as for any collective).
-// (With an MPI without that function, and with Open MPI,
-// whose MPI_Comm_create_from_group needs PMIx groups that its UCX PML does
-// not offer, creation makes the root communicator and communicators are
-// made from it with MPI_Comm_create_group.)
+// Creation makes no communicator, with every MPI: it only checks, in one
+// MPI_Allreduce over the parent, that every rank passed the same
+// arguments. A dim's communicator is made over just the caller's group,
+// errors returned: with MPICH 4 and later by MPI_Comm_create_from_group
+// (no parent involved); with an MPI without that function (Open MPI 4.1),
+// and with Open MPI 5 (whose MPI_Comm_create_from_group goes through a
+// PMIx group construction, measured 250 times slower, and is refused by
+// its UCX PML), by MPI_Comm_create_group over the parent. Either way the
+// parent may be freed while the mesh lives: devmesh watches it through an
+// attribute, and where communicators come from the parent, its
+// MPI_Comm_free (collective over the parent) first makes the "root
+// communicator" of all root members from it, from which later
+// communicators are made (one more communicator then, counted in
+// comm_count()). Otherwise the root communicator is made when an
+// operation over all members first needs it: record_hosts(), NCCL's split
+// initialisation, and create_comms() and the root view's cart_comm() once
+// the parent is gone. While the program keeps the parent and its ranks are
+// exactly the root's members, create_comms() runs its check and its split
+// path over the parent, and the root view's cart_comm() is MPI_Cart_create
+// over it when root index x is parent rank x: no communicator of all
+// members is made just for them. Those calls, and where communicators come
+// from the parent each comm(dim), are then calls on the parent too: make
+// the collective ones in the same order relative to the program's own
+// collectives on the parent on every rank, and not while another thread
+// runs one on it (as for any collective); MPI_Comm_create_group over the
+// parent involves only the caller's group.
 //
 // Collectiveness, the thing to know to avoid a deadlock (a collective call
 // waits without a deadline for every rank of its group, as MPI does; only
@@ -90,8 +96,9 @@ namespace devmesh {
 // over the caller's group only (MPICH: O(log g) rounds, O(g) memory).
 enum class CommPath : int {
   automatic = 0,     // create_group (see above)
-  create_group = 1,  // a communicator over just the caller's group (MPI 4:
-                     // MPI_Comm_create_from_group; MPI 3: MPI_Comm_create_group)
+  create_group = 1,  // a communicator over just the caller's group
+                     // (MPI_Comm_create_from_group, or MPI_Comm_create_group
+                     // over the parent: see the top of this file)
   split = 2,         // MPI_Comm_split over all root members (create_comms only)
   cart_sub = 3,      // MPI_Cart_sub where the dim is a set of root dims in
                      // root order, else create_group (create_comms only)
@@ -377,8 +384,7 @@ class DEVMESH_API Mesh {
 
   // Communicators the root has created so far, for checking reuse: one per
   // distinct layout asked for, plus the root communicator once made (see
-  // above). create() makes none (where communicators come from the root
-  // communicator, see above: that one, made at creation).
+  // above). create() makes none.
   int comm_count() const;
 
  private:

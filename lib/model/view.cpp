@@ -71,7 +71,8 @@ View View::create(RootSpec spec) {
     fail(Status::invalid_argument, "shape has " + std::to_string(nd) + " dims but " +
                                        std::to_string(spec.names.size()) + " names were given");
   for (std::size_t i = 0; i < nd; ++i) {
-    check_name(spec.names[i], "name of dim " + std::to_string(i));
+    if (spec.names[i].empty() || spec.names[i].size() > max_name_length)
+      check_name(spec.names[i], "name of dim " + std::to_string(i));
     if (spec.shape[i] < 0)
       fail(Status::invalid_argument, "size " + std::to_string(spec.shape[i]) + " of dim " +
                                          quoted(spec.names[i]) + " is negative");
@@ -116,8 +117,8 @@ View View::create(RootSpec spec) {
   } else if (spec.world == 0) {
     spec.world = total;
   }
-  root->shape = spec.shape;
-  root->names = spec.names;
+  root->shape = std::move(spec.shape);
+  root->names = std::move(spec.names);
   root->size = total;
   root->world = spec.world;
   root->ranks = std::move(spec.ranks);

@@ -41,6 +41,8 @@ struct Creation {
   Adopting adopting;
   std::vector<std::pair<BackendSpec, std::unique_ptr<BackendInstance>>> backends;
   std::uint64_t seq = 0, digest = 0;
+  // backends_named(request.options), made once.
+  std::optional<std::vector<BackendSpec>> named;
 
   ~Creation() {
     if (group_comm != MPI_COMM_NULL && mpi_alive()) MPI_Comm_free(&group_comm);
@@ -75,18 +77,24 @@ void open_parent(Creation& c) {
   DEVMESH_MPI(MPI_Comm_rank(c.parent, &c.me));
 }
 
+// Every backend the options name (backends_named), computed once.
+const std::vector<BackendSpec>& named_backends(Creation& c) {
+  if (!c.named) c.named = backends_named(c.request.options);
+  return *c.named;
+}
+
 // Opens (and so checks) every backend the options name.
 void load_backends(Creation& c) {
   const MeshOptions& options = c.request.options;
   if (options.comm_errors != CommErrors::inherit && options.comm_errors != CommErrors::return_codes)
     throw Error(Status::invalid_argument, "comm_errors " + std::to_string(static_cast<int>(options.comm_errors)) +
                                               " is not a CommErrors");
-  for (BackendSpec& b : backends_named(options)) {
+  for (const BackendSpec& b : named_backends(c)) {
     // The built-in MPI backend without options has nothing to check: its
     // instance is made when a dim first needs it.
     if (b.name == "mpi" && b.options.empty()) continue;
     auto instance = std::make_unique<BackendInstance>(b);
-    c.backends.emplace_back(std::move(b), std::move(instance));
+    c.backends.emplace_back(b, std::move(instance));
   }
 }
 
@@ -186,7 +194,7 @@ void check_locally(Creation& c) {
 
 // The arguments every rank must pass alike, for the agreement: the same
 // fields for every kind.
-std::vector<Field> fields_of(const Creation& c) {
+std::vector<Field> fields_of(Creation& c) {
   const CreationRequest& r = c.request;
   Hash kind, checked, sh, nm, rk, nc, ha, be, op;
   kind.add(static_cast<std::int64_t>(r.kind));
@@ -207,7 +215,7 @@ std::vector<Field> fields_of(const Creation& c) {
   // Every backend named, with its options as each backend parsed them,
   // without those it takes per rank (NCCL's device); where a backend did
   // not load, its options as given (see agreed_options).
-  for (const BackendSpec& spec : backends_named(r.options)) {
+  for (const BackendSpec& spec : named_backends(c)) {
     const devmesh_backend_v1_t* table = nullptr;
     for (const auto& [loaded, instance] : c.backends)
       if (instance && loaded.key() == spec.key()) table = &instance->table();
@@ -287,7 +295,8 @@ void adopt_layout(Creation& c) {
 
 // Builds the root's state once every rank agreed. Collective over the
 // parent: host discovery for plugin backends unless known already, and,
-// where MPI cannot make communicators from groups, the root communicator.
+// for a host-aware mesh from a group where dims' communicators do not come
+// from their groups, the root communicator.
 Mesh build(Creation& c) {
   const CreationRequest& r = c.request;
   // Backends that pick a device by the rank's position on its host say so
@@ -307,12 +316,16 @@ Mesh build(Creation& c) {
     MPI_Group_free(&parent_group);
     check_mpi(rc, "MPI_Group_incl");
   }
-  // Where dims' communicators do not come straight from their groups, they
-  // come from a root communicator: made here (non-members get
-  // MPI_COMM_NULL), unless a mesh from a group has its group's already.
+  // A mesh from a group over a parent devmesh made from that group
+  // (host_aware), where dims' communicators do not come straight from their
+  // groups: they come from the root communicator, made here, as that parent
+  // is freed at the end of creation (non-members get MPI_COMM_NULL); and a
+  // fault-tolerant mesh, whose dims are split from it (MeshState::make_comm).
+  // Every other kind makes none: dims come from their groups, or from the
+  // program's parent while it lives (see MeshState::watch_parent).
   const bool group_is_root = c.group_comm != MPI_COMM_NULL && !r.options.host_aware;
   MPI_Comm root_comm = MPI_COMM_NULL;
-  if ((!mpi::dims_from_group || r.options.fault_tolerance) && !group_is_root) {
+  if (((!mpi::dims_from_group && r.kind == CreationKind::group) || r.options.fault_tolerance) && !group_is_root) {
     if (int rc = MPI_Comm_create(c.parent, group, &root_comm); rc != MPI_SUCCESS) {
       MPI_Group_free(&group);
       check_mpi(rc, "MPI_Comm_create");
@@ -341,14 +354,11 @@ Mesh build(Creation& c) {
   }
   // The state frees what it takes from here on, also if what follows throws.
   if (root_comm != MPI_COMM_NULL) state->take_root_comm(root_comm);
-  // Where dims' communicators come from their groups, no root communicator
-  // exists yet: the calls over all members run over the program's parent
-  // while it lives, if its ranks are exactly the members (not over a
-  // parent devmesh made from a group: that is the root's own or is freed
-  // below).
-  if (mpi::dims_from_group && root_comm == MPI_COMM_NULL && r.kind != CreationKind::group &&
-      c.view->root_size() == c.world)
-    state->watch_parent(c.parent);
+  // The program's parent, watched while it lives (not a parent devmesh
+  // made from a group: that is the root's own or is freed below; nor for a
+  // fault-tolerant mesh, which has its root communicator from now on).
+  if (r.kind != CreationKind::group && !r.options.fault_tolerance)
+    state->watch_parent(c.parent, c.view->root_size() == c.world);
   if (group_is_root) state->take_root_comm(std::exchange(c.group_comm, MPI_COMM_NULL));
   state->inherit_errhandler(c.parent);
   for (auto& [spec, instance] : c.backends) state->add_backend(spec, std::move(instance));
@@ -377,7 +387,7 @@ Mesh build(Creation& c) {
     hosts->local_size = c.hosts->local_size;
     state->set_hosts(std::move(hosts));
   }
-  return MeshAccess::make(*c.view, std::move(state));
+  return MeshAccess::make(std::move(*c.view), std::move(state));
 }
 
 }  // namespace

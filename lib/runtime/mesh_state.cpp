@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 
 #include "agreement.hpp"
 #include "finalize.hpp"
@@ -17,6 +18,11 @@ struct MeshState::Watch {
 
 struct MeshState::ParentLink {
   std::atomic<bool> freed{false};
+  std::mutex mutex;
+  // Roots whose dims' communicators are made over the parent, in creation
+  // order (the same on every member: creation is collective over the
+  // parent), which keep_members() visits in that order.
+  std::vector<std::weak_ptr<MeshState>> keepers;
 };
 
 namespace {
@@ -45,9 +51,18 @@ int watch_keyval() {
 // over it. Its delete callback, which MPI runs when the program frees the
 // parent (MPI_Comm_free, MPI_Comm_disconnect; for MPI_COMM_WORLD at
 // MPI_Finalize, if at all), marks the link and drops the attribute's share.
-// Not copied by MPI_Comm_dup.
-int parent_deleted(MPI_Comm, int, void* value, void*) {
+// Not copied by MPI_Comm_dup. Before it marks the link, the roots that
+// make communicators over the parent make their root communicator from it
+// (MeshState::keep_members).
+int parent_deleted(MPI_Comm parent, int, void* value, void*) {
   auto* link = static_cast<std::shared_ptr<MeshState::ParentLink>*>(value);
+  std::vector<std::weak_ptr<MeshState>> keepers;
+  {
+    std::lock_guard<std::mutex> lock((*link)->mutex);
+    keepers.swap((*link)->keepers);
+  }
+  for (const std::weak_ptr<MeshState>& k : keepers)
+    if (const std::shared_ptr<MeshState> state = k.lock()) state->keep_members(parent);
   (*link)->freed = true;
   delete link;
   return MPI_SUCCESS;
@@ -78,6 +93,19 @@ std::vector<index_t> key_of(const Layout& layout) {
     key.push_back(m.stride);
   }
   return key;
+}
+
+// A layout's part of a creation tag: its key's numbers, the same on every
+// member (coalesced), without formatting a Layout.
+std::string layout_tag(const std::vector<index_t>& key) {
+  std::string out = "layout";
+  char buf[24];
+  for (index_t k : key) {
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, k);
+    out += ':';
+    out.append(buf, end);
+  }
+  return out;
 }
 
 // The root dims whose modes make up `layout` in root order (MPI_Cart_sub's
@@ -249,22 +277,54 @@ void MeshState::take_root_comm(MPI_Comm comm) {
   DEVMESH_MPI(MPI_Comm_set_name(root_comm_, "devmesh:root"));
 }
 
-void MeshState::watch_parent(MPI_Comm parent) {
-  Lock lock(mutex_);
-  const int key = parent_keyval();
-  void* value = nullptr;
-  int found = 0;
-  DEVMESH_MPI(MPI_Comm_get_attr(parent, key, &value, &found));
+void MeshState::watch_parent(MPI_Comm parent, bool all_members) {
   std::shared_ptr<ParentLink> link;
-  if (found) {
-    link = *static_cast<std::shared_ptr<ParentLink>*>(value);
-  } else {
-    auto held = std::make_unique<std::shared_ptr<ParentLink>>(std::make_shared<ParentLink>());
-    DEVMESH_MPI(MPI_Comm_set_attr(parent, key, held.get()));
-    link = *held.release();  // the attribute's from now on
+  {
+    Lock lock(mutex_);
+    const int key = parent_keyval();
+    void* value = nullptr;
+    int found = 0;
+    DEVMESH_MPI(MPI_Comm_get_attr(parent, key, &value, &found));
+    if (found) {
+      link = *static_cast<std::shared_ptr<ParentLink>*>(value);
+    } else {
+      auto held = std::make_unique<std::shared_ptr<ParentLink>>(std::make_shared<ParentLink>());
+      DEVMESH_MPI(MPI_Comm_set_attr(parent, key, held.get()));
+      link = *held.release();  // the attribute's from now on
+    }
+    parent_ = parent;
+    parent_link_ = link;
+    parent_members_ = all_members;
   }
-  parent_ = parent;
-  parent_link_ = std::move(link);
+  if (mpi::dims_from_group) return;
+  // Outside the state's lock: the delete callback takes the link's lock,
+  // then each state's.
+  std::lock_guard<std::mutex> lock(link->mutex);
+  std::erase_if(link->keepers, [](const std::weak_ptr<MeshState>& k) { return k.expired(); });
+  link->keepers.push_back(weak_from_this());
+}
+
+void MeshState::keep_members(MPI_Comm parent) noexcept {
+  Lock lock(mutex_);
+  if (released_ || root_comm_ != MPI_COMM_NULL || !mpi_alive()) return;
+  try {
+    int n = 0;
+    DEVMESH_MPI(MPI_Group_size(root_group_, &n));
+    std::vector<int> all(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) all[static_cast<std::size_t>(i)] = i;
+    MPI_Comm c = mpi::comm_from_members(root_group_, all, "devmesh:" + id_ + ":root", parent);
+    if (const int rc = MPI_Comm_set_name(c, "devmesh:root"); rc != MPI_SUCCESS) {
+      MPI_Comm_free(&c);
+      throw_mpi_error(rc, "MPI_Comm_set_name");
+    }
+    root_comm_ = c;
+    ++created_;
+  } catch (const Error& e) {
+    root_failure_ = Error(e.status(), std::string("the root communicator, made when the program freed the parent: ") +
+                                          e.what(), e.mpi_code(), e.mpi_class());
+  } catch (...) {
+    root_failure_ = Error(Status::backend, "the root communicator could not be made when the program freed the parent");
+  }
 }
 
 MPI_Comm MeshState::live_parent(const Lock&) const {
@@ -279,7 +339,7 @@ MPI_Comm MeshState::live_parent(const Lock&) const {
 MPI_Comm MeshState::all_members(const Lock& lock) {
   check_alive(lock);
   if (root_comm_ != MPI_COMM_NULL) return root_comm_;
-  if (const MPI_Comm parent = live_parent(lock); parent != MPI_COMM_NULL) return parent;
+  if (const MPI_Comm parent = live_parent(lock); parent != MPI_COMM_NULL && parent_members_) return parent;
   return root_comm(lock);
 }
 
@@ -361,7 +421,7 @@ MeshState::Handout& MeshState::entry(const Lock& lock, const Layout& layout, std
   const index_t n = size(layout);
   std::vector<int> members(static_cast<std::size_t>(n));
   for (index_t k = 0; k < n; ++k) members[static_cast<std::size_t>(k)] = static_cast<int>(base + offset(layout, k));
-  MPI_Comm c = make_comm(lock, members, "layout " + to_string(coalesce(layout)));
+  MPI_Comm c = make_comm(lock, members, layout_tag(key));
   std::string name;
   try {
     name = comm_name(dim);
@@ -373,6 +433,9 @@ MeshState::Handout& MeshState::entry(const Lock& lock, const Layout& layout, std
 }
 
 // The tag names the root and the layout, so concurrent creations never mix.
+// Where dims do not come from their groups: over the root communicator if
+// made, else over the program's parent (watched: a freed parent left the
+// root communicator behind, see keep_members).
 MPI_Comm MeshState::make_comm(const Lock& lock, const std::vector<int>& members, const std::string& what) {
   // A fault-tolerant mesh splits the root communicator: a creation over
   // all root members, which ULFM makes uniform and which a revoke or a
@@ -385,13 +448,21 @@ MPI_Comm MeshState::make_comm(const Lock& lock, const std::vector<int>& members,
     return_errors(c);
     return c;
   }
-  const MPI_Comm over = mpi::dims_from_group ? MPI_COMM_NULL : root_comm(lock);
+  MPI_Comm over = MPI_COMM_NULL;
+  if (!mpi::dims_from_group) {
+    over = root_comm_ != MPI_COMM_NULL ? root_comm_ : live_parent(lock);
+    if (over == MPI_COMM_NULL) {
+      if (root_failure_) throw *root_failure_;
+      throw Error(Status::invalid_argument, "no communicator holds the mesh's members any more (the parent was "
+                                            "freed and no root communicator was made from it)");
+    }
+  }
   return mpi::comm_from_members(root_group_, members, "devmesh:" + id_ + ":" + what, over);
 }
 
 MPI_Comm MeshState::root_comm(const Lock& lock) {
   check_alive(lock);
-  if (root_comm_ != MPI_COMM_NULL || !mpi::dims_from_group) return root_comm_;
+  if (root_comm_ != MPI_COMM_NULL) return root_comm_;
   int n = 0;
   DEVMESH_MPI(MPI_Group_size(root_group_, &n));
   std::vector<int> all(static_cast<std::size_t>(n));

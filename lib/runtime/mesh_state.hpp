@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,7 +34,7 @@ struct RootHosts {
   }
 };
 
-class MeshState {
+class MeshState : public std::enable_shared_from_this<MeshState> {
  public:
   // root_group: the members in root-index order (owned from now on); index:
   // the caller's root index; id: names this root in creation tags, the same
@@ -61,13 +62,18 @@ class MeshState {
   // The root communicator made at creation (owned from now on, named
   // devmesh:root): MPI 3's, or the one a mesh from a group is made over.
   void take_root_comm(MPI_Comm comm);
-  // Lets the calls over all root members (create_comms' check and split,
-  // the root view's Cartesian communicator) run over the parent instead of
-  // a root communicator made for them, while the program has not freed
-  // it: for a parent whose ranks are exactly the root's members, on the
-  // path where dims' communicators come from their groups. Watches the
-  // parent with an attribute (no communication); not collective.
-  void watch_parent(MPI_Comm parent);
+  // Watches the program's parent with an attribute (no communication; not
+  // collective), so that devmesh uses it while the program keeps it:
+  //  - where dims' communicators do not come straight from their groups
+  //    (mpi::dims_from_group), they are made with MPI_Comm_create_group
+  //    over it; when the program frees it, devmesh makes the root
+  //    communicator from it first (keep_members), and from that on;
+  //  - when its ranks are exactly the root's members (all_members), the
+  //    calls over all root members (create_comms' check and split, the
+  //    root view's Cartesian communicator) run over it instead of a root
+  //    communicator made for them.
+  // The state must be owned by a std::shared_ptr.
+  void watch_parent(MPI_Comm parent, bool all_members);
   // Enters a communicator of the program (Mesh::adopt) as the one of a
   // layout, not owned: never freed, renamed, watched or given another error
   // handler. Not counted in comm_count().
@@ -144,8 +150,15 @@ class MeshState {
   // callback ran because the program freed it. devmesh's own free sets
   // `releasing` first.
   struct Watch;
-  // What an attribute on the parent tells: whether the program freed it.
+  // What an attribute on the parent tells: whether the program freed it,
+  // and the roots that make their root communicator from it first.
   struct ParentLink;
+  // Makes the root communicator over `parent`, which the program is
+  // freeing (the parent's delete callback, inside MPI_Comm_free, which is
+  // collective over the parent: every member makes this call), unless the
+  // state has one or is released. A failure is kept for the calls that
+  // need the communicator. Collective over the root's members.
+  void keep_members(MPI_Comm parent) noexcept;
 
  private:
   using Lock = std::lock_guard<std::mutex>;
@@ -211,6 +224,10 @@ class MeshState {
   // (watch_parent); never freed by devmesh.
   MPI_Comm parent_ = MPI_COMM_NULL;
   std::shared_ptr<ParentLink> parent_link_;
+  bool parent_members_ = false;  // the parent's ranks are the root's members
+  // Why the root communicator could not be made when the program freed
+  // the parent (keep_members), reported by the calls that needed it.
+  std::optional<Error> root_failure_;
   // Error handler of handed-out communicators: the parent's (a reference
   // from MPI_Comm_get_errhandler, freed at release), or
   // MPI_ERRHANDLER_NULL for MPI_ERRORS_RETURN.

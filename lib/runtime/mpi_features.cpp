@@ -13,11 +13,11 @@ namespace {
 
 // MPI_Comm_create_group takes a number: the tag's hash, within the
 // smallest MPI_TAG_UB the standard allows.
-MPI_Comm comm_from_root_comm(MPI_Group group, const std::string& tag, MPI_Comm root_comm) {
+MPI_Comm comm_from_comm(MPI_Group group, const std::string& tag, MPI_Comm over) {
   Hash h;
   h.add(tag);
   MPI_Comm comm = MPI_COMM_NULL;
-  check_mpi(MPI_Comm_create_group(root_comm, group, static_cast<int>(h.h % 32000u), &comm), "MPI_Comm_create_group");
+  check_mpi(MPI_Comm_create_group(over, group, static_cast<int>(h.h % 32000u), &comm), "MPI_Comm_create_group");
   return_errors(comm);
   return comm;
 }
@@ -42,13 +42,14 @@ MPI_Comm comm_from_session_group(MPI_Group, const std::string&) {
 
 #endif
 
-MPI_Comm comm_from_members(MPI_Group root_group, const std::vector<int>& members, const std::string& tag,
-                           MPI_Comm root_comm) {
+namespace {
+
+template <class Make>
+MPI_Comm with_group(MPI_Group root_group, const std::vector<int>& members, Make&& make) {
   MPI_Group group = MPI_GROUP_NULL;
   DEVMESH_MPI(MPI_Group_incl(root_group, static_cast<int>(members.size()), members.data(), &group));
   try {
-    MPI_Comm comm = root_comm == MPI_COMM_NULL ? comm_from_session_group(group, tag)
-                                               : comm_from_root_comm(group, tag, root_comm);
+    MPI_Comm comm = make(group);
     MPI_Group_free(&group);
     return comm;
   } catch (...) {
@@ -56,6 +57,16 @@ MPI_Comm comm_from_members(MPI_Group root_group, const std::vector<int>& members
     throw;
   }
 }
+
+}  // namespace
+
+MPI_Comm comm_from_members(MPI_Group root_group, const std::vector<int>& members, const std::string& tag,
+                           MPI_Comm over) {
+  return with_group(root_group, members, [&](MPI_Group group) {
+    return dims_from_group ? comm_from_session_group(group, tag) : comm_from_comm(group, tag, over);
+  });
+}
+
 
 #if DEVMESH_HAVE_ULFM
 

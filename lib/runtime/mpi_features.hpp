@@ -20,23 +20,26 @@ namespace devmesh::detail::mpi {
 // a group (Mesh::create_from_group) needs.
 inline constexpr bool has_comm_from_group = DEVMESH_HAVE_MPI_COMM_CREATE_FROM_GROUP != 0;
 
-// Whether a dim's communicator is made straight from its group. Then no
-// communicator of all root members exists until one is needed; otherwise
-// creation makes that root communicator and every dim's communicator comes
-// from it (MPI_Comm_create_group). Open MPI 5 has MPI_Comm_create_from_group
-// but builds it on a PMIx group construction, and refuses it under its UCX
-// PML ("does not support MPI sessions related features",
-// MPI_ERR_UNSUPPORTED_OPERATION): there dims take the root communicator's
-// path, as with an MPI that lacks the function.
+// Whether a dim's communicator is made straight from its group
+// (MPI_Comm_create_from_group). Otherwise it is made with
+// MPI_Comm_create_group over a communicator that holds the group: the
+// program's parent while it lives, else the root communicator (see
+// MeshState). Open MPI 5 has MPI_Comm_create_from_group but builds it on a
+// PMIx group construction: three 2-rank groups took 96 ms against 0.37 ms
+// for MPI_Comm_create_group over MPI_COMM_WORLD (8 ranks, Open MPI 5.0.11,
+// bench/creation), and its UCX PML refuses it ("does not support MPI
+// sessions related features", MPI_ERR_UNSUPPORTED_OPERATION). There dims
+// take the parent's path, as with an MPI that lacks the function.
 inline constexpr bool dims_from_group = has_comm_from_group && DEVMESH_MPI_IS_OPEN_MPI == 0;
 
 // A communicator over `members` (ranks of root_group, in rank order),
-// errors returned. Collective over those members. root_comm (the
-// communicator of root_group) given: MPI_Comm_create_group over it, with a
-// tag derived from `tag`; MPI_COMM_NULL (only where dims_from_group):
-// MPI_Comm_create_from_group, `tag` telling concurrent creations apart.
+// errors returned. Collective over those members. With dims_from_group:
+// MPI_Comm_create_from_group, `tag` telling concurrent creations apart;
+// `over` is not used. Without: MPI_Comm_create_group over `over`, a
+// communicator whose group holds every member (the parent or the root
+// communicator), with a tag derived from `tag`.
 MPI_Comm comm_from_members(MPI_Group root_group, const std::vector<int>& members, const std::string& tag,
-                           MPI_Comm root_comm);
+                           MPI_Comm over);
 
 // The communicator of a group that no communicator holds yet (MPI
 // Sessions), errors returned. Collective over the group's members, who all

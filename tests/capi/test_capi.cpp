@@ -227,8 +227,8 @@ BOOST_AUTO_TEST_CASE(create_and_query) {
     BOOST_TEST(cc[1] == coord[1]);
     int count = 0;
     BOOST_TEST(devmesh_comm_count(m, &count) == DEVMESH_SUCCESS);
-    // tp, dp, cart (over MPI_COMM_WORLD: no root communicator, unless MPI 3
-    // made it at creation); at n = 1 tp and dp are the same trivial layout
+    // tp, dp, cart (over MPI_COMM_WORLD: no root communicator); at n = 1
+    // tp and dp are the same trivial layout
     BOOST_TEST(count == comm_counter::at_creation + (n == 1 ? 2 : 3));
   }
   BOOST_TEST(comm_counter::live() == before);
@@ -888,8 +888,7 @@ void verify_view(devmesh_t h, Chain& c, const std::string& what) {
       }
     }
     BOOST_TEST(size_of(h, nullptr) == total);
-    // One communicator per distinct layout asked for, and with MPI 3 the
-    // root communicator made at creation; nothing else.
+    // One communicator per distinct layout asked for; nothing else.
     int count = 0;
     devmesh_comm_count(h, &count);
     BOOST_TEST(count == comm_counter::at_creation + static_cast<int>(c.asked.size()));

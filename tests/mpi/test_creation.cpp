@@ -40,7 +40,7 @@ BOOST_AUTO_TEST_CASE(rank_list_keeps_no_duplicate) {
     Mesh m = Mesh::create(MPI_COMM_WORLD, {w}, {"x"}, ranks);
     const bool member = world_rank() >= n - w;
     BOOST_TEST(m.is_member() == member);
-    // Non-members get no root communicator (MPI_Comm_create gives them none).
+    // Creation makes no communicator, on members or not.
     BOOST_TEST(comm_counter::live() == live + (member ? comm_counter::at_creation : 0));
     if (member) {
       int size = 0;
@@ -127,8 +127,8 @@ BOOST_AUTO_TEST_CASE(many_meshes_back_to_back) {
 
 // Communicators each path makes for a 3-D mesh (all dims of size > 1 where
 // the world allows): one per dim, and for cart_sub the Cartesian
-// communicator too; the root's only where MPI 3 made it at creation (the
-// check runs over MPI_COMM_WORLD).
+// communicator too; no root communicator (the check runs over
+// MPI_COMM_WORLD).
 BOOST_AUTO_TEST_CASE(communicators_per_path) {
   const int n = world_size();
   for (CommPath path : {CommPath::automatic, CommPath::create_group, CommPath::split, CommPath::cart_sub}) {

@@ -98,8 +98,8 @@ BOOST_AUTO_TEST_CASE(views_reuse_communicators) {
   const int n = world_size();
   Mesh m = Mesh::create(MPI_COMM_WORLD, {0, 0, 0}, {"dp", "cp", "tp"});
   const long start = comm_counter::created();
-  const int root = comm_counter::at_creation;  // root communicator (MPI 3)
-  BOOST_TEST(m.comm_count() == root);  // creation makes no other communicator
+  const int root = comm_counter::at_creation;
+  BOOST_TEST(m.comm_count() == root);  // creation makes no communicator
   MPI_Comm tp = m.comm("tp");
   BOOST_TEST(m.comm_count() == root + 1);
   Mesh sub = m[{"cp", "tp"}];
@@ -207,7 +207,7 @@ BOOST_AUTO_TEST_CASE(creation_paths_agree) {
     const int layouts = distinct({m.view().dims()[0].layout, m.view().dims()[1].layout,
                                   m.view().dims()[2].layout, ac.view().dims()[0].layout});
     // Over MPI_COMM_WORLD (alive, all of it members) create_comms makes no
-    // root communicator (where MPI 3 made one at creation, it is counted).
+    // root communicator.
     BOOST_TEST(m.comm_count() == comm_counter::at_creation + layouts + (path == CommPath::cart_sub ? 1 : 0));
   }
   (void)n;
@@ -242,8 +242,7 @@ BOOST_AUTO_TEST_CASE(create_comms_over_the_parent_while_it_lives) {
   for (CommPath path : {CommPath::create_group, CommPath::split, CommPath::cart_sub}) {
     BOOST_TEST_CONTEXT("path " << static_cast<int>(path)) {
       const int cart = path == CommPath::cart_sub ? 1 : 0;
-      // Beyond the dims: the Cartesian communicator for cart_sub, and the
-      // root communicator where MPI 3 made it at creation.
+      // Beyond the dims: the Cartesian communicator for cart_sub.
       MPI_Comm parent = MPI_COMM_NULL;
       MPI_Comm_dup(MPI_COMM_WORLD, &parent);
       BOOST_TEST(created_by(parent, shape, {}, path) == comm_counter::at_creation + cart);
@@ -411,26 +410,50 @@ BOOST_AUTO_TEST_CASE(bad_backend_options_are_invalid_everywhere) {
   expect_invalid(o, "backend 'mpi', options: takes no options (got");
 }
 
+// A mesh over some of the parent's ranks, in another order, outlives the
+// parent too: where communicators come from the parent, its free makes the
+// root communicator of the members only (the other rank takes no part).
+BOOST_AUTO_TEST_CASE(rank_list_mesh_outlives_its_parent) {
+  const int n = world_size();
+  const long before = comm_counter::live();
+  if (n >= 2) {
+    MPI_Comm parent = MPI_COMM_NULL;
+    MPI_Comm_dup(MPI_COMM_WORLD, &parent);
+    std::vector<int> ranks(static_cast<std::size_t>(n - 1));
+    std::iota(ranks.rbegin(), ranks.rend(), 1);  // n-1, ..., 1
+    Mesh m = Mesh::create(parent, {n - 1}, {"x"}, ranks);
+    BOOST_TEST(m.is_member() == (world_rank() != 0));
+    MPI_Comm_free(&parent);
+    if (m) {
+      BOOST_TEST(m.comm_count() == comm_counter::at_parent_free);
+      check_dim(m, "x");
+      BOOST_TEST(m.comm_count() == comm_counter::at_parent_free + 1);
+    }
+  }
+  BOOST_TEST(comm_counter::live() == before);
+}
+
 BOOST_AUTO_TEST_CASE(creation_makes_no_communicator_and_outlives_its_parent) {
   const long before = comm_counter::live();
   MPI_Comm parent = MPI_COMM_NULL;
   MPI_Comm_dup(MPI_COMM_WORLD, &parent);
   std::optional<Mesh> m;
   m.emplace(Mesh::create(parent, {0, 0}, {"a", "b"}));
-  // The parent, and with MPI 3 the root communicator made from it.
-  const int root = comm_counter::at_creation;
-  BOOST_TEST(comm_counter::live() - before == 1 + root);
-  BOOST_TEST(m->comm_count() == root);
-  // Communicators are made from groups (MPI 4) or from the root
-  // communicator (MPI 3), so the parent may go.
+  // The parent, and no communicator of the mesh's.
+  BOOST_TEST(comm_counter::live() - before == 1);
+  BOOST_TEST(m->comm_count() == 0);
+  // Communicators are made from groups, or from the root communicator
+  // that the parent's MPI_Comm_free leaves behind, so the parent may go.
   MPI_Comm_free(&parent);
+  const int root = comm_counter::at_parent_free;
+  BOOST_TEST(m->comm_count() == root);
   check_dim(*m, "a");
   check_dim(*m, "b");
   check_dim(m->flatten(), "a_b");
   BOOST_TEST(m->comm_count() == root + distinct({m->view().dims()[0].layout, m->view().dims()[1].layout,
                                                  m->flatten().view().dims()[0].layout}));
-  // The root communicator is made on demand by a call over all members
-  // (MPI 4), or exists already (MPI 3).
+  // The root communicator is made on demand by a call over all members, or
+  // exists already (made at the parent's free).
   const int before_cart = m->comm_count();
   m->cart_comm();
   BOOST_TEST(m->comm_count() == before_cart + (root ? 1 : 2));  // [root communicator +] Cartesian

@@ -8,13 +8,16 @@
 #include "mpi_choice.h"
 
 namespace comm_counter {
-// Communicators a member of a new mesh holds right after creation: none
-// where dims' communicators come from their groups (each is made when first
-// asked for); otherwise the root communicator, made at creation because
-// MPI_Comm_create_group needs a parent over the members. comm_count()
-// counts it too. DEVMESH_DIMS_FROM_GROUP is what the build chose
-// (lib/runtime/meson.build), not MPI_VERSION: Open MPI 5 says 3.1.
-inline constexpr int at_creation = DEVMESH_DIMS_FROM_GROUP ? 0 : 1;
+// Communicators a member of a new mesh holds right after creation: none,
+// on every MPI (each dim's is made when first asked for).
+inline constexpr int at_creation = 0;
+// Communicators a mesh makes when the program frees its parent: none where
+// dims' communicators come from their groups; otherwise the root
+// communicator, made from the parent inside its MPI_Comm_free, as later
+// communicators are made from it. DEVMESH_DIMS_FROM_GROUP is what the
+// build chose (lib/runtime/meson.build), not MPI_VERSION: Open MPI 5 says
+// 3.1.
+inline constexpr int at_parent_free = DEVMESH_DIMS_FROM_GROUP ? 0 : 1;
 // Communicators created by MPI_Comm_dup/idup/split/split_type/create/
 // create_group/create_from_group, MPI_Cart_create/sub, MPI_Intercomm_* since process start.
 long created();

@@ -1,0 +1,166 @@
+// Paired creation benchmark: devmesh's default path against the
+// hand-written MPI_Comm_split code and against the floor (the MPI calls
+// the default path must make, in sequence, without devmesh), in batches
+// that alternate, so that a drift of the machine (other jobs, a rank
+// descheduled for a while) hits neighbouring batches alike.
+//
+//   mpiexec -n 8 ./bench_creation_paired [--shape 2,2,2] [--batches 30] [--iters 16]
+//
+// Methods, each making one communicator per dim of a row-major mesh over
+// MPI_COMM_WORLD:
+//   devmesh       Mesh::create, then comm(dim) for every dim (the default path)
+//   create_comms  Mesh::create, then create_comms() (CommPath::automatic)
+//   split         the hand-written code: one MPI_Comm_split per dim
+//   floor         the argument check's 32-byte MPI_Allreduce, then one group
+//                 creation per dim by the call devmesh makes on this MPI:
+//                 MPI_Comm_create_from_group where dims come straight from
+//                 their groups (DEVMESH_DIMS_FROM_GROUP), else
+//                 MPI_Comm_create_group over the parent
+// A batch is `iters` creations of one method; each creation starts after a
+// barrier, only the creation is timed (freeing is not), and the batch's
+// time is the slowest rank's sum over its creations, divided by iters. The
+// methods' order rotates every round. The paired ratio of A over B is the
+// median over rounds of A's batch time / B's batch time in the same round.
+//
+// Prints, in the format of bench/support/bench.hpp, one record per method
+// (µs per creation) and one per pair (the ratios, scaled as the collective
+// benchmark's paired ratios are).
+#include <mpi.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench.hpp"
+#include "devmesh/mesh.hpp"
+#include "hand_written.hpp"
+
+namespace {
+
+std::vector<int> parse_dims(const std::string& s) {
+  std::vector<int> out;
+  std::size_t pos = 0;
+  while (pos <= s.size()) {
+    std::size_t comma = s.find(',', pos);
+    if (comma == std::string::npos) comma = s.size();
+    out.push_back(std::atoi(s.substr(pos, comma - pos).c_str()));
+    pos = comma + 1;
+  }
+  return out;
+}
+
+// The group creations of the floor: the call devmesh's default path makes
+// per dim on this MPI.
+void floor_groups(const std::vector<int>& dims, std::vector<MPI_Comm>& out) {
+#if DEVMESH_DIMS_FROM_GROUP
+  hand_create_from_group(dims, out);
+#else
+  hand_create_group(dims, out);
+#endif
+}
+
+struct Method {
+  const char* name;
+  // One creation: returns this rank's seconds, cleans up untimed.
+  std::function<double()> run;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  std::string shape_arg = "2,2,2";
+  int batches = 30, iters = 16;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--shape") shape_arg = argv[i + 1];
+    else if (a == "--batches") batches = std::atoi(argv[i + 1]);
+    else if (a == "--iters") iters = std::atoi(argv[i + 1]);
+  }
+  const std::vector<int> dims = parse_dims(shape_arg);
+  const std::size_t nd = dims.size();
+  std::vector<std::string> names;
+  std::string text;
+  for (std::size_t i = 0; i < nd; ++i) {
+    names.push_back("d" + std::to_string(i));
+    text += (i ? "x" : "") + std::to_string(dims[i]);
+  }
+  const std::vector<Method> methods = {
+      {"devmesh",
+       [&] {
+         const double t0 = MPI_Wtime();
+         devmesh::Mesh mesh = devmesh::Mesh::create(MPI_COMM_WORLD, dims, names);
+         for (const std::string& n : names) mesh.comm(n);
+         return MPI_Wtime() - t0;
+       }},
+      {"create_comms",
+       [&] {
+         const double t0 = MPI_Wtime();
+         devmesh::Mesh mesh = devmesh::Mesh::create(MPI_COMM_WORLD, dims, names);
+         mesh.create_comms();
+         return MPI_Wtime() - t0;
+       }},
+      {"split",
+       [&] {
+         std::vector<MPI_Comm> c(nd, MPI_COMM_NULL);
+         const double t0 = MPI_Wtime();
+         hand_split(dims, c);
+         const double t = MPI_Wtime() - t0;
+         free_all(c);
+         return t;
+       }},
+      {"floor",
+       [&] {
+         std::uint64_t in[4] = {1, 2, 0, 0}, out[4];
+         std::vector<MPI_Comm> c(nd, MPI_COMM_NULL);
+         const double t0 = MPI_Wtime();
+         MPI_Allreduce(in, out, 4, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+         floor_groups(dims, c);
+         const double t = MPI_Wtime() - t0;
+         free_all(c);
+         return t;
+       }},
+  };
+  const std::size_t nm = methods.size();
+  int rc = 0;
+  try {
+    auto batch = [&](const Method& m) {
+      double sum = 0;
+      for (int i = 0; i < iters; ++i) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        sum += m.run();
+      }
+      return bench::slowest(sum / iters);
+    };
+    for (const Method& m : methods) batch(m);  // warm-up: endpoints, first-call costs
+    std::vector<std::vector<double>> t(nm);
+    for (int b = 0; b < batches; ++b)
+      for (std::size_t j = 0; j < nm; ++j) {
+        const std::size_t k = (j + static_cast<std::size_t>(b)) % nm;
+        t[k].push_back(batch(methods[k]));
+      }
+    const std::string head = "creation_paired\tshape=" + text + "\tranks=" + std::to_string(bench::world_size()) +
+                             "\titers=" + std::to_string(iters);
+    for (std::size_t k = 0; k < nm; ++k) bench::print_row(head + "\tmethod=" + methods[k].name, t[k]);
+    // Ratios as "seconds" x 1e-6, so that the record's numbers are the
+    // ratios themselves (as bench/collectives prints them).
+    auto pair = [&](std::size_t a, std::size_t b) {
+      std::vector<double> r;
+      for (int i = 0; i < batches; ++i) r.push_back(t[a][i] / t[b][i] * 1e-6);
+      bench::print_row(head + "\tmethod=paired_" + methods[a].name + "_over_" + methods[b].name, r);
+    };
+    pair(0, 2);  // devmesh / split
+    pair(0, 3);  // devmesh / floor
+    pair(3, 2);  // floor / split
+    pair(1, 0);  // create_comms / devmesh
+    pair(1, 2);  // create_comms / split
+  } catch (const devmesh::Error& e) {
+    std::fprintf(stderr, "devmesh error: %s\n", e.what());
+    rc = 1;
+  }
+  MPI_Finalize();
+  return rc;
+}
