@@ -43,9 +43,12 @@ struct Creation {
   std::uint64_t seq = 0, digest = 0;
   // backends_named(request.options), made once.
   std::optional<std::vector<BackendSpec>> named;
+  // request.agreed: what failed on this rank alone, reported at the end.
+  std::optional<Error> deferred;
 
   ~Creation() {
     if (group_comm != MPI_COMM_NULL && mpi_alive()) MPI_Comm_free(&group_comm);
+    if (request.owns_parent && request.parent != MPI_COMM_NULL && mpi_alive()) MPI_Comm_free(&request.parent);
   }
   bool has_rank_list() const { return !order.empty(); }
 };
@@ -253,6 +256,30 @@ void agree_on_arguments(Creation& c) {
   c.digest = h.h;
 }
 
+// The agreement's stand-in for a request whose arguments are the same on
+// every member by construction (request.agreed): what fails alike on
+// every member (the request's own error, the names, the layout) throws
+// now; what may fail on this member alone waits for the end of build.
+void check_agreed(Creation& c) {
+  const CreationRequest& r = c.request;
+  if (r.kind != CreationKind::ranks || !r.options.fault_tolerance || r.options.host_aware)
+    throw Error(Status::invalid_argument, "internal: an agreed creation is a fault-tolerant rank list");
+  if (r.error) throw *r.error;
+  check_dim_names(r);
+  c.view = View::create(RootSpec{widen(r.shape), r.names, c.world, widen(r.ranks)});
+  c.order = r.ranks;
+  try {
+    load_backends(c);
+    check_fault_tolerance(c);
+  } catch (const Error& e) {
+    c.deferred = e;
+  }
+  c.seq = roots_made++;
+  Hash h;
+  for (const Field& f : fields_of(c)) h.add(static_cast<std::int64_t>(f.digest));
+  c.digest = h.h;
+}
+
 // Host discovery comes after the agreement, so that every rank makes it
 // only once all agreed to. Its errors (uneven hosts, DEVMESH_HOST_ID on
 // some ranks only) come from tables every rank holds alike, so they are
@@ -324,8 +351,13 @@ Mesh build(Creation& c) {
   // Every other kind makes none: dims come from their groups, or from the
   // program's parent while it lives (see MeshState::watch_parent).
   const bool group_is_root = c.group_comm != MPI_COMM_NULL && !r.options.host_aware;
+  // A parent of devmesh's own that holds exactly the root in root order.
+  const bool parent_is_root =
+      r.owns_parent && c.view->root_size() == c.world &&
+      (!c.has_rank_list() || std::is_sorted(c.order.begin(), c.order.end()));
   MPI_Comm root_comm = MPI_COMM_NULL;
-  if (((!mpi::dims_from_group && r.kind == CreationKind::group) || r.options.fault_tolerance) && !group_is_root) {
+  if (((!mpi::dims_from_group && r.kind == CreationKind::group) || r.options.fault_tolerance) && !group_is_root &&
+      !parent_is_root) {
     if (int rc = MPI_Comm_create(c.parent, group, &root_comm); rc != MPI_SUCCESS) {
       MPI_Group_free(&group);
       check_mpi(rc, "MPI_Comm_create");
@@ -360,6 +392,13 @@ Mesh build(Creation& c) {
   if (r.kind != CreationKind::group && !r.options.fault_tolerance)
     state->watch_parent(c.parent, c.view->root_size() == c.world);
   if (group_is_root) state->take_root_comm(std::exchange(c.group_comm, MPI_COMM_NULL));
+  if (r.owns_parent) {
+    MPI_Comm parent = std::exchange(c.request.parent, MPI_COMM_NULL);
+    if (parent_is_root)
+      state->take_root_comm(parent);
+    else
+      state->take_parent(parent);
+  }
   state->inherit_errhandler(c.parent);
   for (auto& [spec, instance] : c.backends) state->add_backend(spec, std::move(instance));
   if (r.kind == CreationKind::comms) {
@@ -375,10 +414,17 @@ Mesh build(Creation& c) {
   // communicator (Open MPI 5.0.11 crashes in ompi_comm_revoke_local when a
   // revoke reaches a communicator a rank is still making), and every
   // survivor learns alike of a death during creation.
+  // An agreed creation's failure on one member (check_agreed) fails it on
+  // every member, with the status and message of the lowest that failed.
   if (r.options.fault_tolerance) {
     for (const Dim& d : c.view->dims()) state->comm(d.layout, d.name);
-    int made = 1;
+    int made = c.deferred ? 0 : 1;
     check_mpi(mpi::comm_agree(state->root_comm(), &made), "MPIX_Comm_agree");
+    if (!made) {
+      agree(state->root_comm(), call_of(r.kind), {}, c.deferred ? c.deferred->status() : Status::success,
+            c.deferred ? c.deferred->what() : std::string());
+      throw Error(Status::backend, "mesh creation: the members' agreement failed without a failed member");
+    }
   }
   if (c.hosts) {
     // Host-major over uniform hosts.
@@ -395,7 +441,10 @@ Mesh build(Creation& c) {
 Mesh create(CreationRequest request) {
   Creation c(std::move(request));
   open_parent(c);
-  agree_on_arguments(c);
+  if (c.request.agreed)
+    check_agreed(c);
+  else
+    agree_on_arguments(c);
   const CreationRequest& r = c.request;
   if (r.kind == CreationKind::hosts || r.options.host_aware) order_by_host(c);
   if (r.kind == CreationKind::comms) adopt_layout(c);

@@ -36,6 +36,18 @@ struct CreationRequest {
   std::vector<int> ranks;            // ranks
   std::vector<MPI_Comm> comms;       // comms: the caller's, one per dim
   MeshOptions options;
+  // The parent is devmesh's own (a shrink's survivors' communicator), and
+  // the creation owns it from the call on, also when it fails: it becomes
+  // the root communicator where the root is all of it in its own order
+  // (no communicator made for the root), else the new mesh keeps it as its
+  // parent; a non-member, or a failed creation, frees it.
+  bool owns_parent = false;
+  // Every member passes the same arguments by construction (a shrink: the
+  // failed set is agreed, the old root the same everywhere): no agreement
+  // on them. Kind ranks with fault_tolerance only. What can still fail on
+  // one member alone (opening a backend) is carried to the agreement that
+  // ends a fault-tolerant creation, so that every member fails alike.
+  bool agreed = false;
   // What the front end found wrong on this rank (a NULL pointer, a
   // malformed C config). The rank joins the creation and every rank fails:
   // with this error where all found the same, else with inconsistent.

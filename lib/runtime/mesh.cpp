@@ -274,9 +274,13 @@ Mesh Mesh::shrink(std::optional<std::string_view> dim) const {
   std::vector<index_t> failed;
   MPI_Comm survivors = state_->shrink_root(failed);
   // A new root over the survivors' communicator, by the one creation
-  // driver; what the plan finds wrong (no slice left) is the same on every
-  // survivor (the failed set is agreed), and fails the creation everywhere.
+  // driver, which owns that communicator from here on (it becomes the new
+  // root's where every survivor is kept); what the plan finds wrong (no
+  // slice left) is the same on every survivor (the failed set is agreed),
+  // and fails the creation everywhere.
   detail::CreationRequest r = request(detail::CreationKind::ranks, survivors, {1}, {"survivors"}, state_->options());
+  r.owns_parent = true;
+  r.agreed = true;
   r.ranks = {0};
   std::vector<index_t> kept;
   try {
@@ -292,18 +296,9 @@ Mesh Mesh::shrink(std::optional<std::string_view> dim) const {
   } catch (const Error& e) {
     r.error = e;
   }
-  Mesh out;
-  try {
-    out = detail::create(std::move(r));
-    if (out) detail::MeshAccess::state(out)->take_shrink(survivors, std::move(kept), root.root_size());
-  } catch (...) {
-    MPI_Comm_free(&survivors);
-    throw;
-  }
-  if (!out) {
-    MPI_Comm_free(&survivors);
-    return out;
-  }
+  Mesh out = detail::create(std::move(r));
+  if (!out) return out;
+  detail::MeshAccess::state(out)->take_shrink(std::move(kept), root.root_size());
   // Flattened names registered on the old root are registered on the new
   // one, with their backends, where the new root's dims still flatten
   // into them (docs/SEMANTICS.md "Shrink"); not collective.

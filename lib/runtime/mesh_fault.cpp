@@ -122,8 +122,7 @@ MPI_Comm MeshState::shrink_root(std::vector<index_t>& failed) {
   }
 }
 
-void MeshState::take_shrink(MPI_Comm parent, std::vector<index_t> old_index, index_t old_size) {
-  owned_parent_ = parent;
+void MeshState::take_shrink(std::vector<index_t> old_index, index_t old_size) {
   old_index_ = std::move(old_index);
   old_size_ = old_size;
 }

@@ -277,6 +277,11 @@ void MeshState::take_root_comm(MPI_Comm comm) {
   DEVMESH_MPI(MPI_Comm_set_name(root_comm_, "devmesh:root"));
 }
 
+void MeshState::take_parent(MPI_Comm parent) {
+  Lock lock(mutex_);
+  owned_parent_ = parent;
+}
+
 void MeshState::watch_parent(MPI_Comm parent, bool all_members) {
   std::shared_ptr<ParentLink> link;
   {

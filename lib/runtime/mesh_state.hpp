@@ -62,6 +62,9 @@ class MeshState : public std::enable_shared_from_this<MeshState> {
   // The root communicator made at creation (owned from now on, named
   // devmesh:root): MPI 3's, or the one a mesh from a group is made over.
   void take_root_comm(MPI_Comm comm);
+  // Keeps the parent devmesh made for this root (a shrink's survivors'
+  // communicator, where the root is not all of it), freed at release.
+  void take_parent(MPI_Comm parent);
   // Watches the program's parent with an attribute (no communication; not
   // collective), so that devmesh uses it while the program keeps it:
   //  - where dims' communicators do not come straight from their groups
@@ -138,10 +141,9 @@ class MeshState : public std::enable_shared_from_this<MeshState> {
   // root order) and the agreed failed set. Collective over the surviving
   // members of the root. The caller owns the communicator.
   MPI_Comm shrink_root(std::vector<index_t>& failed);
-  // A mesh made by a shrink: owns its parent (the survivors'
-  // communicator), and knows the old root index of each of its root
+  // A mesh made by a shrink knows the old root index of each of its root
   // indices (ascending). Not collective.
-  void take_shrink(MPI_Comm parent, std::vector<index_t> old_index, index_t old_size);
+  void take_shrink(std::vector<index_t> old_index, index_t old_size);
   // The new root index of an old one, -1 when dropped; invalid_argument
   // for a mesh not made by a shrink or an index outside the old root.
   int shrunk_index(index_t old_index) const;
@@ -236,8 +238,9 @@ class MeshState : public std::enable_shared_from_this<MeshState> {
   std::shared_ptr<const RootHosts> hosts_;
   bool released_ = false;
   std::unique_ptr<Fault> fault_;  // with options.fault_tolerance
-  // A shrink's result (take_shrink): the parent it owns, and the old root
-  // index of each root index. Set before the mesh is handed out.
+  // The parent devmesh made for this root (take_parent), and a shrink's
+  // old root index of each root index (take_shrink). Set before the mesh
+  // is handed out.
   MPI_Comm owned_parent_ = MPI_COMM_NULL;
   std::vector<index_t> old_index_;
   index_t old_size_ = 0;
