@@ -5,6 +5,7 @@
 #
 #   slurm_require             exit 77 (skip) unless the Slurm and munge
 #                             programs are installed
+#   slurm_free_ports N        N free TCP ports on 127.0.0.1, on one line
 #   slurm_munge_start DIR     munged as the munge user, own key and socket
 #                             in DIR/munge (the clients and daemons find it
 #                             through AuthInfo, so through the file system)
@@ -43,6 +44,17 @@ slurm_require() {
       exit 77
     fi
   done
+}
+
+# slurm_free_ports N: N free TCP ports on 127.0.0.1, on one line.
+slurm_free_ports() {
+  python3 - "$1" <<'PY'
+import socket, sys
+socks = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in socks:
+    s.bind(("127.0.0.1", 0))
+print(*(s.getsockname()[1] for s in socks))
+PY
 }
 
 slurm_munge_start() {

@@ -43,14 +43,7 @@ trap stop_daemons EXIT
 trap 'exit 130' INT TERM
 
 slurm_munge_start "$scratch"
-read -r ctld_port port1 port2 < <(python3 - <<'PY'
-import socket
-socks = [socket.socket() for _ in range(3)]
-for s in socks:
-    s.bind(("127.0.0.1", 0))
-print(*(s.getsockname()[1] for s in socks))
-PY
-)
+read -r ctld_port port1 port2 < <(slurm_free_ports 3)
 host=$(hostname -s)
 slurm_write_conf "$scratch" "$host" 127.0.0.1 "$ctld_port" \
   "NodeName=n1 NodeHostname=$host NodeAddr=127.0.0.1 Port=$port1 CPUs=8 State=UNKNOWN" \

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The elastic HSDP job of examples/slurm/ulfm/elastic.sbatch on a private
+# one-node Slurm cluster started here (cluster.sh): Open MPI 5's mpirun
+# inside the allocation with ULFM, rank 5 killed mid-run. Judged by what
+# the survivors print (tests/fault/run_elastic.sh --judge): after a death
+# the job may stay in MPI_Finalize (docs/RELIABILITY.md), so it is
+# cancelled once all 7 survivors have printed, or after 90 s.
+#
+#   run-elastic.sh SOURCE_DIR BUILD_DIR MPIRUN
+#
+# Exit 77 (skipped) when the Slurm or munge programs are missing.
+set -euo pipefail
+src=$(cd "$1" && pwd)
+build=$(cd "$2" && pwd)
+mpirun=$3
+here=$(dirname "${BASH_SOURCE[0]}")
+# shellcheck source=cluster.sh
+. "$here/cluster.sh"
+slurm_require
+if [ "$(id -u)" -ne 0 ]; then
+  echo "FAIL: this test starts munged and slurmd and must run as root" >&2
+  exit 1
+fi
+command -v python3 >/dev/null || { echo "SKIP: python3 not found (picks free ports)"; exit 77; }
+
+scratch=$(mktemp -d /tmp/devmesh-slurm.XXXXXX)
+chmod 755 "$scratch"
+stop_daemons() {
+  local rc=$?
+  set +e
+  trap - EXIT INT TERM
+  trap '' PIPE
+  slurm_stop "$scratch" $rc
+  rm -rf "$scratch"
+  exit $rc
+}
+trap stop_daemons EXIT
+trap 'exit 130' INT TERM
+
+slurm_munge_start "$scratch"
+read -r ctld_port port1 < <(slurm_free_ports 2)
+host=$(hostname -s)
+slurm_write_conf "$scratch" "$host" 127.0.0.1 "$ctld_port" \
+  "NodeName=n1 NodeHostname=$host NodeAddr=127.0.0.1 Port=$port1 CPUs=8 State=UNKNOWN"
+slurmctld -f "$SLURM_CONF" -c -i
+slurmd -f "$SLURM_CONF" -N n1
+slurm_wait_idle 1
+slurm_log "cluster up: node n1 idle"
+
+# What the job inherits (sbatch passes the environment on): the build, the
+# launcher, and what Open MPI needs here: root; no binding (the node has
+# 8 CPUs to Slurm, 2 cores to hwloc); ranks that yield the cores.
+export DEVMESH_BUILD=$build MPIRUN=$mpirun
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PRTE_MCA_hwloc_default_binding_policy=none
+export OMPI_MCA_mpi_yield_when_idle=1
+job=$(slurm_cli sbatch --parsable --output="$scratch/out/job-%j.out" --chdir="$scratch/out" \
+      "$src/examples/slurm/ulfm/elastic.sbatch")
+job=${job%%;*}
+out=$scratch/out/job-$job.out
+slurm_log "job $job submitted"
+for _ in $(seq 900); do
+  [ -f "$out" ] && [ "$(grep -c '^rank [0-9]*: \(finished\|spare\)' "$out")" -ge 7 ] && break
+  [ -n "$(slurm_cli squeue -h -j "$job" 2>/dev/null)" ] || break
+  sleep 0.1
+done
+sleep 0.5
+slurm_cli scancel "$job" 2>/dev/null || true
+slurm_log "job $job: $(grep -c '^rank [0-9]*: \(finished\|spare\)' "$out" 2>/dev/null || true) survivors reported"
+cat "$out" 2>/dev/null || { echo "FAIL: job $job wrote no output" >&2; exit 1; }
+bash "$src/tests/fault/run_elastic.sh" --judge "$out"
