@@ -13,11 +13,16 @@
 // Collectives poll an ncclInProgress enqueue against it too; the GPU work
 // itself, and barrier's stream synchronisation, are not bounded
 // (docs/ERRORS.md, "Waits: which are bounded").
+//
+// revoke() is local: it stops the communicator's work in flight on this
+// rank (ncclCommRevoke from NCCL 2.28, ncclCommAbort before) and keeps the
+// status, which the operations under way and every later one fail with.
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 #include <nccl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -27,6 +32,15 @@
 
 #include "common/plugin_support.hpp"
 #include "nccl_backend.hpp"
+
+// ncclCommRevoke stops a communicator's work and leaves the handle valid
+// until it is destroyed, so it may run beside a call polling it; before
+// NCCL 2.28 a revoke can only abort the communicator, which frees it.
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+#define DEVMESH_NCCL_HAS_REVOKE 1
+#else
+#define DEVMESH_NCCL_HAS_REVOKE 0
+#endif
 
 namespace devmesh::backends {
 namespace {
@@ -131,9 +145,11 @@ void wait_mpi(MPI_Request& req, const Deadline& d, const char* what) {
   }
 }
 
-// Polls a non-blocking NCCL communicator until its pending operation ends.
-ncclResult_t wait_nccl(ncclComm_t comm, const Deadline& d) {
+// Polls a non-blocking NCCL communicator until its pending operation ends;
+// ncclInProgress at the deadline, or as soon as *revoked (when given) is set.
+ncclResult_t wait_nccl(ncclComm_t comm, const Deadline& d, const std::atomic<int>* revoked = nullptr) {
   for (;;) {
+    if (revoked && revoked->load(std::memory_order_acquire) != 0) return ncclInProgress;
     ncclResult_t state = ncclSuccess;
     const ncclResult_t r = ncclCommGetAsyncError(comm, &state);
     if (r != ncclSuccess) return r;
@@ -206,19 +222,63 @@ struct Comm {
     cudaSetDevice(device);
     if (scratch) cudaFree(scratch);
     if (own_stream) cudaStreamDestroy(own_stream);
-    close_comm(comm, timeout);
+    // NCCL refuses ncclCommFinalize on a revoked communicator, which has no
+    // work left to flush: it is aborted once ncclCommRevoke's own
+    // asynchronous work has settled, so that the abort does not overtake it
+    // (null: revoke() aborted it already).
+    if (revoked.load() == 0) {
+      close_comm(comm, timeout);
+    } else if (comm) {
+      wait_nccl(comm, Deadline(timeout));
+      ncclCommAbort(comm);
+    }
   }
   cudaStream_t stream(void* s) const { return s ? static_cast<cudaStream_t>(s) : own_stream; }
   // A non-blocking communicator may return ncclInProgress while it enqueues.
   void done(ncclResult_t r, const char* call) {
     check_nccl(r, call, comm);
     if (r == ncclInProgress) {
-      const ncclResult_t end = wait_nccl(comm, Deadline(timeout));
+      const ncclResult_t end = wait_nccl(comm, Deadline(timeout), &revoked);
       if (end != ncclSuccess) check_nccl(end == ncclInProgress ? ncclInternalError : end, call, comm);
     }
     ncclResult_t async = ncclSuccess;
     check_nccl(ncclCommGetAsyncError(comm, &async), "ncclCommGetAsyncError", comm);
     check_nccl(async, call, comm);
+  }
+
+  // Local and idempotent: the first call stops the work in flight and keeps
+  // status (REVOKED for success or a value outside the statuses); the
+  // others do nothing. Where NCCL has ncclCommRevoke, safe beside an
+  // operation on another thread: the handle stays valid.
+  void revoke(int status) {
+    const int why = status > DEVMESH_SUCCESS && status <= DEVMESH_ERR_TIMEOUT ? status : DEVMESH_ERR_REVOKED;
+    int none = 0;
+    if (!revoked.compare_exchange_strong(none, why, std::memory_order_acq_rel)) return;
+#if DEVMESH_NCCL_HAS_REVOKE
+    check_nccl(ncclCommRevoke(comm, NCCL_REVOKE_DEFAULT), "ncclCommRevoke", comm);
+    const char* how = "ncclCommRevoke";
+#else
+    const ncclResult_t r = ncclCommAbort(comm);
+    comm = nullptr;
+    check_nccl(r, "ncclCommAbort");
+    const char* how = "ncclCommAbort";
+#endif
+    if (host->log_level >= DEVMESH_LOG_INFO)
+      host->log("nccl", DEVMESH_LOG_INFO,
+                ("communicator revoked (" + std::string(how) + ", rank " + std::to_string(rank) + " of " +
+                 std::to_string(size) + "): its operations fail on this rank; NCCL tells no other member")
+                    .c_str());
+  }
+  // Throws the revoke's status once the communicator is revoked; during:
+  // the operation was under way when the revoke stopped it.
+  void check_revoked(bool during) const {
+    const int s = revoked.load(std::memory_order_acquire);
+    if (s == 0) [[likely]]
+      return;
+    std::string msg = during ? "the communicator was revoked while the operation ran (its output is undefined)"
+                             : "the communicator is revoked";
+    if (s != DEVMESH_ERR_REVOKED) msg += std::string(" after a failure: ") + std::string(status_description(s));
+    fail(static_cast<Status>(s), msg);
   }
 
   ncclComm_t comm;
@@ -228,43 +288,65 @@ struct Comm {
   int size = 0;
   cudaStream_t own_stream = nullptr;
   void* scratch = nullptr;
+  std::atomic<int> revoked{0};  // the revoke's status; 0: usable
 };
 
 Comm& comm_of(void* c) { return *static_cast<Comm*>(c); }
+
+// Runs body, a part of an operation on k that may have been under way when
+// k was revoked: it then fails with the revoke's status, whatever NCCL or
+// CUDA answered once the revoke stopped it.
+template <class F>
+void cut_by_revoke(const Comm& k, F&& body) {
+  try {
+    body();
+  } catch (const Error&) {
+    k.check_revoked(true);
+    throw;
+  }
+  k.check_revoked(true);
+}
+
+// One operation on communicator c; a revoked one refuses it without
+// touching NCCL or CUDA.
+template <class F>
+int operation(void* c, F&& body) {
+  return plugin::guarded([&] {
+    Comm& k = comm_of(c);
+    k.check_revoked(false);
+    cut_by_revoke(k, [&] { body(k); });
+  });
+}
+
 // Data types, reductions, buffers, roots and peers arrive checked (the
 // core's argument gate, backend_plugin.h).
 DataType type_of(int t) { return static_cast<DataType>(t); }
 ReduceOp op_of(int op) { return static_cast<ReduceOp>(op); }
 
 int allreduce(void* c, const void* send, void* recv, std::size_t count, int t, int op, void* s) {
-  return plugin::guarded([&] {
-    Comm& k = comm_of(c);
+  return operation(c, [&](Comm& k) {
     k.done(ncclAllReduce(send, recv, count, nccl_type(type_of(t)), nccl_op(op_of(op)), k.comm, k.stream(s)),
            "ncclAllReduce");
   });
 }
 int allgather(void* c, const void* send, void* recv, std::size_t count, int t, void* s) {
-  return plugin::guarded([&] {
-    Comm& k = comm_of(c);
+  return operation(c, [&](Comm& k) {
     k.done(ncclAllGather(send, recv, count, nccl_type(type_of(t)), k.comm, k.stream(s)), "ncclAllGather");
   });
 }
 int reduce_scatter(void* c, const void* send, void* recv, std::size_t count, int t, int op, void* s) {
-  return plugin::guarded([&] {
-    Comm& k = comm_of(c);
+  return operation(c, [&](Comm& k) {
     k.done(ncclReduceScatter(send, recv, count, nccl_type(type_of(t)), nccl_op(op_of(op)), k.comm, k.stream(s)),
            "ncclReduceScatter");
   });
 }
 int broadcast(void* c, void* buffer, std::size_t count, int t, int root, void* s) {
-  return plugin::guarded([&] {
-    Comm& k = comm_of(c);
+  return operation(c, [&](Comm& k) {
     k.done(ncclBroadcast(buffer, buffer, count, nccl_type(type_of(t)), root, k.comm, k.stream(s)), "ncclBroadcast");
   });
 }
 int alltoall(void* c, const void* send, void* recv, std::size_t count, int t, void* s) {
-  return plugin::guarded([&] {
-    Comm& k = comm_of(c);
+  return operation(c, [&](Comm& k) {
     const std::size_t bytes = count * size_of(type_of(t));
     check_nccl(ncclGroupStart(), "ncclGroupStart");
     for (int peer = 0; peer < k.size; ++peer) {
@@ -280,8 +362,7 @@ int alltoall(void* c, const void* send, void* recv, std::size_t count, int t, vo
 }
 // NCCL has no barrier: a one-element all-reduce, then the stream is synchronised.
 int barrier(void* c, void* s) {
-  return plugin::guarded([&] {
-    Comm& k = comm_of(c);
+  return operation(c, [&](Comm& k) {
     DEVMESH_CUDA(cudaSetDevice(k.device));
     if (!k.scratch) DEVMESH_CUDA(cudaMalloc(&k.scratch, sizeof(int)));
     k.done(ncclAllReduce(k.scratch, k.scratch, 1, ncclInt32, ncclSum, k.comm, k.stream(s)), "ncclAllReduce");
@@ -289,32 +370,40 @@ int barrier(void* c, void* s) {
   });
 }
 int send(void* c, const void* buffer, std::size_t count, int t, int peer, void* s) {
-  return plugin::guarded([&] {
-    Comm& k = comm_of(c);
+  return operation(c, [&](Comm& k) {
     k.done(ncclSend(buffer, count, nccl_type(type_of(t)), peer, k.comm, k.stream(s)), "ncclSend");
   });
 }
 int recv(void* c, void* buffer, std::size_t count, int t, int peer, void* s) {
-  return plugin::guarded([&] {
-    Comm& k = comm_of(c);
+  return operation(c, [&](Comm& k) {
     k.done(ncclRecv(buffer, count, nccl_type(type_of(t)), peer, k.comm, k.stream(s)), "ncclRecv");
   });
 }
 
 // A request is an event recorded on the stream after the transfer: NCCL's
 // point to point is stream-ordered, so the stream reaching the event means
-// the transfer ran. (Not run on a GPU yet: docs/NCCL.md.)
+// the transfer ran. (Not run on a GPU yet: docs/NCCL.md.) Requests end
+// before their communicator is destroyed, so comm outlives them.
 struct Request {
   int device;
+  const Comm* comm;
   cudaEvent_t event = nullptr;
 };
 
+void end(Request* r) noexcept {
+  cudaSetDevice(r->device);
+  cudaEventDestroy(r->event);
+  delete r;
+}
+
+// *request is written only on success: a revoke during the enqueue fails
+// the start and frees the request it made.
 template <bool Send>
 int start(void* c, void* buffer, std::size_t count, int t, int peer, void* s, void** request) {
-  return plugin::guarded([&] {
-    Comm& k = comm_of(c);
+  Request* made = nullptr;
+  const int rc = operation(c, [&](Comm& k) {
     DEVMESH_CUDA(cudaSetDevice(k.device));
-    auto r = std::make_unique<Request>(Request{k.device});
+    auto r = std::make_unique<Request>(Request{k.device, &k});
     DEVMESH_CUDA(cudaEventCreateWithFlags(&r->event, cudaEventDisableTiming));
     try {
       if constexpr (Send)
@@ -326,8 +415,13 @@ int start(void* c, void* buffer, std::size_t count, int t, int peer, void* s, vo
       cudaEventDestroy(r->event);
       throw;
     }
-    *request = r.release();
+    made = r.release();
   });
+  if (rc == DEVMESH_SUCCESS)
+    *request = made;
+  else if (made)
+    end(made);
+  return rc;
 }
 int isend(void* c, const void* buffer, std::size_t count, int t, int peer, void* s, void** request) {
   return start<true>(c, const_cast<void*>(buffer), count, t, peer, s, request);
@@ -335,11 +429,9 @@ int isend(void* c, const void* buffer, std::size_t count, int t, int peer, void*
 int irecv(void* c, void* buffer, std::size_t count, int t, int peer, void* s, void** request) {
   return start<false>(c, buffer, count, t, peer, s, request);
 }
-void end(Request* r) noexcept {
-  cudaSetDevice(r->device);
-  cudaEventDestroy(r->event);
-  delete r;
-}
+// A request of a revoked communicator still ends when the stream passes its
+// event (the revoke stops the transfer, so that comes promptly): its buffer
+// is not in use once test or wait reports the revoke's status.
 int test(void* request, int* done) {
   auto* r = static_cast<Request*>(request);
   const int rc = plugin::guarded([&] {
@@ -349,7 +441,7 @@ int test(void* request, int* done) {
       *done = 0;
       return;
     }
-    DEVMESH_CUDA(e);
+    cut_by_revoke(*r->comm, [&] { DEVMESH_CUDA(e); });
     *done = 1;
   });
   if (rc != DEVMESH_SUCCESS || *done) end(r);
@@ -359,7 +451,7 @@ int wait(void* request) {
   auto* r = static_cast<Request*>(request);
   const int rc = plugin::guarded([&] {
     DEVMESH_CUDA(cudaSetDevice(r->device));
-    DEVMESH_CUDA(cudaEventSynchronize(r->event));
+    cut_by_revoke(*r->comm, [&] { DEVMESH_CUDA(cudaEventSynchronize(r->event)); });
   });
   end(r);
   return rc;
@@ -367,8 +459,7 @@ int wait(void* request) {
 // One group, so that a ring shift cannot deadlock; stream-ordered like send.
 int sendrecv(void* c, const void* sendbuf, std::size_t sendcount, int sendtype, int dest, void* recvbuf,
              std::size_t recvcount, int recvtype, int source, void* s) {
-  return plugin::guarded([&] {
-    Comm& k = comm_of(c);
+  return operation(c, [&](Comm& k) {
     check_nccl(ncclGroupStart(), "ncclGroupStart");
     check_nccl(ncclSend(sendbuf, sendcount, nccl_type(type_of(sendtype)), dest, k.comm, k.stream(s)), "ncclSend",
                k.comm);
@@ -558,6 +649,10 @@ int comm_connect(void* prepared, void** comm) {
   return plugin::guarded([&] { *comm = p->instance->connect(p->group); });
 }
 
+int revoke(void* comm, int status) {
+  return plugin::guarded([&] { comm_of(comm).revoke(status); });
+}
+
 void comm_destroy(void* comm) { delete static_cast<Comm*>(comm); }
 
 int comm_native(void* comm, void** handle) {
@@ -606,14 +701,18 @@ DEVMESH_BACKEND_EXPORT_V3 = {
     },
     DEVMESH_BACKEND_MPI,
     // A device per rank by its host-local rank; CUDA streams; creation and
-    // enqueue waits bounded by the timeout option. No revoke yet: a failed
-    // collective leaves the other members to NCCL's own error handling.
+    // enqueue waits bounded by the timeout option. revoke() is local, not
+    // REVOKE_SPREADS: NCCL tells no other member (they learn of a failure
+    // through the core: a fault-tolerant mesh's MPI root communicator). It
+    // may run beside an operation on another thread only through
+    // ncclCommRevoke (NCCL >= 2.28): ncclCommAbort frees the communicator
+    // under that operation.
     DEVMESH_BACKEND_CAP_HOST_LOCAL_RANK | DEVMESH_BACKEND_CAP_STREAMS | DEVMESH_BACKEND_CAP_NONBLOCKING |
-        DEVMESH_BACKEND_CAP_DEADLINE,
+        DEVMESH_BACKEND_CAP_DEADLINE | (DEVMESH_NCCL_HAS_REVOKE ? DEVMESH_BACKEND_CAP_REVOKE_ANY_THREAD : 0),
     devmesh::backends::init_host,
     nullptr,  // reduce_supported: every type and reduction
     devmesh::backends::comm_prepare,
     devmesh::backends::comm_connect,
     devmesh::backends::comm_abandon,
-    nullptr,  // revoke
+    devmesh::backends::revoke,
 };

@@ -1,6 +1,6 @@
 // The NCCL backend where no GPU is usable (CI): selection per mesh and per
-// dim, the unsupported path, device selection as a pure function, and no
-// GPU call at all for MPI-only meshes.
+// dim, the unsupported path, device selection as a pure function, no GPU
+// call at all for MPI-only meshes, and what the plugin's table states.
 #define BOOST_TEST_MODULE nccl_cpu
 #include "mpi_test.hpp"
 
@@ -10,6 +10,12 @@
 #include "nccl/nccl_backend.hpp"
 #ifdef DEVMESH_TEST_GPU_COUNTER
 #include "gpu_call_counter.hpp"
+#endif
+#ifdef DEVMESH_NCCL_PLUGIN
+#include <dlfcn.h>
+#include <nccl.h>
+
+#include "devmesh/backend_plugin.h"
 #endif
 
 using namespace devmesh;
@@ -112,5 +118,67 @@ BOOST_AUTO_TEST_CASE(mpi_only_meshes_make_no_gpu_call) {
   // The counter does see the NCCL plugin probing for a device (once per
   // process, when "nccl" is first named: gpu_usable() did).
   BOOST_TEST(gpu_call_counter::count() > 0);
+}
+#endif
+
+#ifdef DEVMESH_NCCL_PLUGIN
+namespace {
+
+// The built plugin's table, loaded as the core loads it (no GPU needed).
+const devmesh_backend_v3_t& nccl_table() {
+  void* h = dlopen(DEVMESH_NCCL_PLUGIN, RTLD_NOW | RTLD_LOCAL);
+  BOOST_TEST_REQUIRE(h != nullptr, (h ? "" : dlerror()));
+  const auto* t = static_cast<const devmesh_backend_v3_t*>(dlsym(h, DEVMESH_BACKEND_SYMBOL_V3));
+  BOOST_TEST_REQUIRE(t != nullptr);
+  BOOST_TEST_REQUIRE(t->v2.v1.abi_version == DEVMESH_BACKEND_ABI_VERSION_3);
+  return *t;
+}
+
+}  // namespace
+
+// Every NCCL communicator can be revoked (what a failed operation and a
+// fault-tolerant mesh need); the revoke is local to the rank, and may run
+// beside an operation on another thread where it is ncclCommRevoke (NCCL
+// >= 2.28, this test compiled against the same nccl.h as the plugin).
+BOOST_AUTO_TEST_CASE(nccl_plugin_states_a_local_revoke) {
+  const devmesh_backend_v3_t& t = nccl_table();
+  BOOST_TEST(t.revoke != nullptr);
+  BOOST_TEST((t.capabilities & DEVMESH_BACKEND_CAP_REVOKE_SPREADS) == 0u);
+  const bool any_thread = (t.capabilities & DEVMESH_BACKEND_CAP_REVOKE_ANY_THREAD) != 0;
+  BOOST_TEST(any_thread == (NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)));
+}
+
+// On a GPU: revoke is idempotent and keeps the first status, which later
+// operations fail with (REVOKED for a revoke without a failure behind it).
+BOOST_AUTO_TEST_CASE(nccl_revoke_is_idempotent_and_keeps_its_status) {
+  if (!gpu_usable()) return;  // no communicator without a GPU
+  const devmesh_backend_v3_t& t = nccl_table();
+  const devmesh_backend_v1_t& v1 = t.v2.v1;
+  BOOST_TEST_REQUIRE(t.init_host(devmesh_backend_host()) == DEVMESH_SUCCESS, v1.last_error());
+  void* instance = nullptr;
+  BOOST_TEST_REQUIRE(v1.open(0, nullptr, nullptr, &instance) == DEVMESH_SUCCESS, v1.last_error());
+  devmesh_backend_group_t g{};
+  g.size = sizeof g;
+  g.group = MPI_COMM_SELF;
+  g.root = MPI_COMM_NULL;
+  g.host_local_rank = 0;
+  for (const int first : {DEVMESH_SUCCESS, DEVMESH_ERR_PROC_FAILED}) {
+    BOOST_TEST_CONTEXT("first revoke with status " << first) {
+      void* prepared = nullptr;
+      void* comm = nullptr;
+      BOOST_TEST_REQUIRE(t.comm_prepare(instance, &g, &prepared) == DEVMESH_SUCCESS, v1.last_error());
+      BOOST_TEST_REQUIRE(t.comm_connect(prepared, &comm) == DEVMESH_SUCCESS, v1.last_error());
+      BOOST_TEST(v1.barrier(comm, nullptr) == DEVMESH_SUCCESS, v1.last_error());
+      BOOST_TEST(t.revoke(comm, first) == DEVMESH_SUCCESS, v1.last_error());
+      BOOST_TEST(t.revoke(comm, DEVMESH_ERR_TIMEOUT) == DEVMESH_SUCCESS, v1.last_error());
+      const int expected = first == DEVMESH_SUCCESS ? DEVMESH_ERR_REVOKED : first;
+      for (int i = 0; i < 2; ++i) {
+        BOOST_TEST(v1.barrier(comm, nullptr) == expected);
+        BOOST_TEST(std::string(v1.last_error()).find("revoked") != std::string::npos, v1.last_error());
+      }
+      v1.comm_destroy(comm);
+    }
+  }
+  v1.close(instance);
 }
 #endif
