@@ -9,7 +9,11 @@
 // VICTIM dies (SIGKILL). The survivors' operations fail with PROC_FAILED
 // or REVOKED; they shrink the mesh along replicate, which drops the whole
 // replica that held the dead rank (its live partner becomes a spare and
-// stops), and redo the step on the smaller mesh. Each rank that finishes
+// stops), and redo the step on the smaller mesh. A collective can complete
+// on some members and fail on others (ULFM reports a failure where it sees
+// one), so survivors may be a step apart: they agree on the earliest step
+// any of them failed, and those that had completed it go back to their
+// parameters before it. Each rank that finishes
 // checks its parameters against the closed form and prints one line.
 // Exit status 0 when the check holds (spares: 0 too), 1 otherwise. The
 // launcher must let survivors live: Open MPI 5 with `--with-ft ulfm`, and
@@ -62,18 +66,20 @@ int main(int argc, char** argv) {
     devmesh::MeshOptions options;
     options.fault_tolerance = true;
     Mesh mesh = Mesh::create(MPI_COMM_WORLD, {4, 2}, {"replicate", "shard"}, options);
-    std::vector<double> w(params, 1.0);
+    // w: the parameters; last: w before the last step this rank completed.
+    std::vector<double> w(params, 1.0), last = w;
     int shrinks = 0;
     for (int s = 0; s < steps;) {
       if (s == death && rank == victim) raise(SIGKILL);
       try {
-        step(mesh, s, w);
+        std::vector<double> before = w;
+        step(mesh, s, w);  // w changes only once both allreduces succeeded
+        last = std::move(before);
         ++s;
       } catch (const Error& e) {
         if (e.status() != Status::proc_failed && e.status() != Status::revoked) throw;
         // Every survivor gets here; they agree on who failed and go on
-        // with the replicas that are whole. The step is redone: no rank
-        // applied it (both allreduces come before the update).
+        // with the replicas that are whole.
         Mesh smaller = mesh.shrink("replicate");
         const std::vector<int> failed = mesh.failed_ranks();
         if (!smaller) {
@@ -83,6 +89,16 @@ int main(int argc, char** argv) {
           mesh = Mesh();
           MPI_Finalize();
           return 0;
+        }
+        // The earliest step a survivor failed (a minimum along both dims
+        // is one over the mesh) is redone by all; a rank that completed it
+        // (it failed the next one) goes back to its parameters before it.
+        int first = s, along = s;
+        smaller.communicator("replicate").allreduce(&s, &along, 1, DataType::int32, ReduceOp::min);
+        smaller.communicator("shard").allreduce(&along, &first, 1, DataType::int32, ReduceOp::min);
+        if (first < s) {
+          w = last;
+          s = first;
         }
         mesh = smaller;
         ++shrinks;

@@ -6,14 +6,16 @@
  * A (replicate=4, shard=2) mesh made with fault_tolerance; at DEATH_STEP
  * rank VICTIM dies. The survivors' collectives return
  * DEVMESH_ERR_PROC_FAILED or DEVMESH_ERR_REVOKED; they shrink the mesh
- * along replicate and redo the step. Each rank that finishes checks its
- * parameters against the closed form and prints one line; the dead rank's
- * partner becomes a spare. */
+ * along replicate, agree on the earliest step a survivor failed and redo
+ * it (a rank that had completed it goes back). Each rank that finishes
+ * checks its parameters against the closed form and prints one line; the
+ * dead rank's partner becomes a spare. */
 #include <math.h>
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "devmesh/devmesh.h"
 
@@ -57,18 +59,21 @@ int main(int argc, char **argv) {
   int rc = devmesh_create_ex(MPI_COMM_WORLD, 2, shape, names, &config, &mesh);
   if (rc != DEVMESH_SUCCESS) return fail(rank, "devmesh_create_ex", rc);
 
-  static double w[PARAMS];
-  for (int i = 0; i < PARAMS; ++i) w[i] = 1.0;
+  /* w: the parameters; last: w before the last step this rank completed. */
+  static double w[PARAMS], last[PARAMS], before[PARAMS];
+  for (int i = 0; i < PARAMS; ++i) w[i] = last[i] = 1.0;
   int shrinks = 0;
   for (int s = 0; s < steps;) {
     if (s == death && rank == victim) raise(SIGKILL);
-    rc = step(mesh, s, w);
+    memcpy(before, w, sizeof w);
+    rc = step(mesh, s, w); /* w changes only once both allreduces succeeded */
     if (rc == DEVMESH_SUCCESS) {
+      memcpy(last, before, sizeof w);
       ++s;
       continue;
     }
     if (rc != DEVMESH_ERR_PROC_FAILED && rc != DEVMESH_ERR_REVOKED) return fail(rank, "a step", rc);
-    /* Every survivor gets here: shrink along replicate, redo the step. */
+    /* Every survivor gets here: shrink along replicate. */
     devmesh_t smaller = NULL;
     if ((rc = devmesh_shrink(mesh, "replicate", &smaller)) != DEVMESH_SUCCESS) return fail(rank, "devmesh_shrink", rc);
     int failed[8], nfailed = 0;
@@ -81,6 +86,19 @@ int main(int argc, char **argv) {
       printf(")\n");
       MPI_Finalize();
       return 0;
+    }
+    /* A collective can complete on some members and fail on others, so
+     * survivors may be a step apart: the earliest step a survivor failed
+     * (a minimum along both dims is one over the mesh) is redone by all,
+     * and a rank that completed it goes back to its parameters before it. */
+    int along = s, first = s;
+    rc = devmesh_allreduce(smaller, "replicate", &s, &along, 1, DEVMESH_INT32, DEVMESH_MIN, NULL);
+    if (rc == DEVMESH_SUCCESS)
+      rc = devmesh_allreduce(smaller, "shard", &along, &first, 1, DEVMESH_INT32, DEVMESH_MIN, NULL);
+    if (rc != DEVMESH_SUCCESS) return fail(rank, "agreeing on the step", rc);
+    if (first < s) {
+      memcpy(w, last, sizeof w);
+      s = first;
     }
     mesh = smaller;
     ++shrinks;

@@ -18,6 +18,10 @@
 #   bed_link up|down     the link between the hosts
 #   bed_mpiexec ARGS...  hydra started on the first host, across the bed,
 #                        UCX over TCP (so data crosses the veth), yield shim
+#   bed_mpirun MPIRUN ARGS...
+#                        Open MPI 5's mpirun (prterun) on the first host,
+#                        its daemons started on the hosts through
+#                        $BED_PRTE_AGENT, UCX over TCP, ranks that yield
 #
 # Names are unique per run (the PID), so runs on one machine do not meet.
 
@@ -110,6 +114,21 @@ esac
 exec ip netns exec "\$ns" unshare -u sh -c "hostname \$host; exec \$*"
 LAUNCH
   chmod 755 "$BED_LAUNCHER"
+  # prterun's ssh agent: [options] HOST COMMAND, where COMMAND is a shell
+  # command line (variables set, then the daemon), so it is not exec'ed.
+  BED_PRTE_AGENT=$BED_DIR/prte-on-host
+  cat >"$BED_PRTE_AGENT" <<AGENT
+#!/bin/sh
+while [ \$# -gt 0 ]; do case "\$1" in -*) shift ;; *) break ;; esac; done
+host=\$1; shift
+case "\$host" in
+  host0) ns=${BED_NS[0]} ;;
+  host1) ns=${BED_NS[1]} ;;
+  *) echo "prte-on-host: unknown host \$host" >&2; exit 1 ;;
+esac
+exec ip netns exec "\$ns" unshare -u sh -c "hostname \$host; \$*"
+AGENT
+  chmod 755 "$BED_PRTE_AGENT"
   # UCX leaves out an interface that is not running yet: wait for both.
   local tries=0
   until [ "$(ip netns exec "${BED_NS[0]}" cat /sys/class/net/dm0/operstate)" = up ] &&
@@ -131,11 +150,17 @@ bed_on() {
   ip netns exec "$ns" unshare -u sh -c 'h=$1; shift; hostname "$h"; exec "$@"' sh "$host" "$@"
 }
 
-# Kills what still runs in the hosts (all of it started by this run).
+# Kills what still runs in the hosts (all of it started by this run), and
+# waits (2 s at most) until it is gone, so that the next job meets none of it.
 bed_reap() {
-  local ns p
-  for ns in "${BED_NS[@]}"; do
-    for p in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
+  local ns p tries left
+  for tries in $(seq 20); do
+    left=0
+    for ns in "${BED_NS[@]}"; do
+      for p in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$p" 2>/dev/null; left=1; done
+    done
+    [ $left -eq 0 ] && break
+    sleep 0.1
   done
   return 0
 }
@@ -153,4 +178,15 @@ bed_link() {
 bed_mpiexec() {
   bed_on host0 "$BED_HYDRA" -launcher ssh -launcher-exec "$BED_LAUNCHER" \
     -genv UCX_TLS tcp,self ${BED_YIELD:+-genv LD_PRELOAD "$BED_YIELD"} "$@"
+}
+
+# bed_mpirun MPIRUN ARGS...: Open MPI 5's mpirun on host0 across the bed
+# (give --host), as root, binding off (the hosts share the machine's 2
+# cores), ranks yielding the cores when idle.
+bed_mpirun() {
+  local mpirun=$1
+  shift
+  bed_on host0 env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+    "$mpirun" --prtemca plm_ssh_agent "$BED_PRTE_AGENT" --bind-to none \
+    -x UCX_TLS=tcp,self -x OMPI_MCA_mpi_yield_when_idle=1 "$@"
 }
