@@ -75,6 +75,24 @@ bed_down() {
   exit $rc
 }
 
+# bed_agent FILE PREFIX: an ssh stand-in, "FILE [options] HOST COMMAND...",
+# that runs COMMAND on HOST (its namespace and hostname) through sh -c,
+# after PREFIX ("exec " or "").
+bed_agent() {
+  cat >"$1" <<AGENT
+#!/bin/sh
+while [ \$# -gt 0 ]; do case "\$1" in -*) shift ;; *) break ;; esac; done
+host=\$1; shift
+case "\$host" in
+  host0) ns=${BED_NS[0]} ;;
+  host1) ns=${BED_NS[1]} ;;
+  *) echo "\$0: unknown host \$host" >&2; exit 1 ;;
+esac
+exec ip netns exec "\$ns" unshare -u sh -c "hostname \$host; $2\$*"
+AGENT
+  chmod 755 "$1"
+}
+
 bed_up() {
   BED_HOSTS=(host0 host1)
   BED_NS=("dm$$h0" "dm$$h1")
@@ -100,35 +118,13 @@ bed_up() {
       echo "$BED_NET.2 host1"
     } >"/etc/netns/${BED_NS[$i]}/hosts"
   done
+  # hydra's launcher runs its proxy in place of the shell; prterun's ssh
+  # agent gets a shell command line (variables set, then the daemon), which
+  # the shell runs.
   BED_LAUNCHER=$BED_DIR/launch-on-host
-  cat >"$BED_LAUNCHER" <<LAUNCH
-#!/bin/sh
-# hydra's ssh launcher: [options] HOST COMMAND...
-while [ \$# -gt 0 ]; do case "\$1" in -*) shift ;; *) break ;; esac; done
-host=\$1; shift
-case "\$host" in
-  host0) ns=${BED_NS[0]} ;;
-  host1) ns=${BED_NS[1]} ;;
-  *) echo "launch-on-host: unknown host \$host" >&2; exit 1 ;;
-esac
-exec ip netns exec "\$ns" unshare -u sh -c "hostname \$host; exec \$*"
-LAUNCH
-  chmod 755 "$BED_LAUNCHER"
-  # prterun's ssh agent: [options] HOST COMMAND, where COMMAND is a shell
-  # command line (variables set, then the daemon), so it is not exec'ed.
+  bed_agent "$BED_LAUNCHER" "exec "
   BED_PRTE_AGENT=$BED_DIR/prte-on-host
-  cat >"$BED_PRTE_AGENT" <<AGENT
-#!/bin/sh
-while [ \$# -gt 0 ]; do case "\$1" in -*) shift ;; *) break ;; esac; done
-host=\$1; shift
-case "\$host" in
-  host0) ns=${BED_NS[0]} ;;
-  host1) ns=${BED_NS[1]} ;;
-  *) echo "prte-on-host: unknown host \$host" >&2; exit 1 ;;
-esac
-exec ip netns exec "\$ns" unshare -u sh -c "hostname \$host; \$*"
-AGENT
-  chmod 755 "$BED_PRTE_AGENT"
+  bed_agent "$BED_PRTE_AGENT" ""
   # UCX leaves out an interface that is not running yet: wait for both.
   local tries=0
   until [ "$(ip netns exec "${BED_NS[0]}" cat /sys/class/net/dm0/operstate)" = up ] &&

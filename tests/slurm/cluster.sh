@@ -5,6 +5,8 @@
 #
 #   slurm_require             exit 77 (skip) unless the Slurm and munge
 #                             programs are installed
+#   slurm_scratch             as root, a scratch folder in $slurm_dir,
+#                             daemons stopped and folder removed on exit
 #   slurm_free_ports N        N free TCP ports on 127.0.0.1, on one line
 #   slurm_munge_start DIR     munged as the munge user, own key and socket
 #                             in DIR/munge (the clients and daemons find it
@@ -44,6 +46,33 @@ slurm_require() {
       exit 77
     fi
   done
+}
+
+# slurm_scratch: as root (FAIL otherwise; SKIP without python3, which
+# picks the ports), a scratch folder for a cluster in $slurm_dir, and a
+# trap that stops its daemons (their logs printed on failure) and removes
+# it on exit.
+slurm_scratch() {
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "FAIL: this test starts munged and slurmd and must run as root" >&2
+    exit 1
+  fi
+  command -v python3 >/dev/null || { echo "SKIP: python3 not found (picks free ports)"; exit 77; }
+  slurm_dir=$(mktemp -d /tmp/devmesh-slurm.XXXXXX)
+  chmod 755 "$slurm_dir"
+  trap slurm_scratch_down EXIT
+  trap 'exit 130' INT TERM
+}
+
+slurm_scratch_down() {
+  local rc=$?
+  set +e
+  trap - EXIT INT TERM
+  trap '' PIPE  # a closed output pipe must not cut the cleanup short
+  slurm_stop "$slurm_dir" $rc
+  rm -rf "$slurm_dir"
+  slurm_log "daemons stopped"
+  exit $rc
 }
 
 # slurm_free_ports N: N free TCP ports on 127.0.0.1, on one line.

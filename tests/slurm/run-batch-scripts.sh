@@ -20,27 +20,8 @@ here=$(dirname "${BASH_SOURCE[0]}")
 # shellcheck source=cluster.sh
 . "$here/cluster.sh"
 slurm_require
-if [ "$(id -u)" -ne 0 ]; then
-  echo "FAIL: this test starts munged and slurmd and must run as root" >&2
-  exit 1
-fi
-command -v python3 >/dev/null || { echo "SKIP: python3 not found (picks free ports)"; exit 77; }
-
-scratch=$(mktemp -d /tmp/devmesh-slurm.XXXXXX)
-chmod 755 "$scratch"
-
-stop_daemons() {
-  local rc=$?
-  set +e
-  trap - EXIT INT TERM
-  trap '' PIPE  # a closed output pipe must not cut the cleanup short
-  slurm_stop "$scratch" $rc
-  rm -rf "$scratch"
-  slurm_log "daemons stopped"
-  exit $rc
-}
-trap stop_daemons EXIT
-trap 'exit 130' INT TERM
+slurm_scratch
+scratch=$slurm_dir
 
 slurm_munge_start "$scratch"
 read -r ctld_port port1 port2 < <(slurm_free_ports 3)

@@ -17,25 +17,8 @@ here=$(dirname "${BASH_SOURCE[0]}")
 # shellcheck source=cluster.sh
 . "$here/cluster.sh"
 slurm_require
-if [ "$(id -u)" -ne 0 ]; then
-  echo "FAIL: this test starts munged and slurmd and must run as root" >&2
-  exit 1
-fi
-command -v python3 >/dev/null || { echo "SKIP: python3 not found (picks free ports)"; exit 77; }
-
-scratch=$(mktemp -d /tmp/devmesh-slurm.XXXXXX)
-chmod 755 "$scratch"
-stop_daemons() {
-  local rc=$?
-  set +e
-  trap - EXIT INT TERM
-  trap '' PIPE
-  slurm_stop "$scratch" $rc
-  rm -rf "$scratch"
-  exit $rc
-}
-trap stop_daemons EXIT
-trap 'exit 130' INT TERM
+slurm_scratch
+scratch=$slurm_dir
 
 slurm_munge_start "$scratch"
 read -r ctld_port port1 < <(slurm_free_ports 2)
