@@ -158,7 +158,10 @@ struct MeshOptions {
   // under `mpirun --with-ft ulfm`), and backends that can revoke
   // (DEVMESH_BACKEND_CAP_REVOKE_SPREADS): otherwise creation fails with
   // unsupported, saying why, on every rank. Off: revoke, agree,
-  // failed_ranks and shrink answer unsupported.
+  // failed_ranks and shrink answer unsupported. Where the program left
+  // SIGPIPE at its default, such a mesh sets it to be ignored: a write to
+  // a dead peer's socket must fail, not end the survivor
+  // (docs/RELIABILITY.md).
   bool fault_tolerance = false;
   // Seconds any one wait of the mesh may take (0: no deadline), with
   // fault_tolerance: a rank whose operation (a collective, point to point,
