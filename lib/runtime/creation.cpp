@@ -320,29 +320,22 @@ void adopt_layout(Creation& c) {
   c.digest = h.h;
 }
 
-// Fails a creation's MPI call (rc not MPI_SUCCESS). On a fault-tolerant
-// mesh, while MPI knows a process of the parent to have failed, the error
-// is that death (PROC_FAILED), whatever class MPI gave it: Open MPI 5.0.11
+// An MPI failure of a fault-tolerant creation, as the program must see it:
+// while MPI knows a process of the parent to have failed, that death
+// (PROC_FAILED), whatever class MPI gave the error. Open MPI 5.0.11
 // answered MPI_ERR_OTHER to an MPI_Comm_create over survivors one of whom
-// had died unnoticed before a shrink (tests/multihost/host_dies.cpp), and
-// the program must learn to shrink again.
-[[noreturn]] void check_creation_call(const Creation& c, int rc, const char* call) {
-  try {
-    check_mpi(rc, call);
-  } catch (const Error& e) {
-    MPI_Group failed = MPI_GROUP_NULL;
-    int n = 0;
-    if (c.request.options.fault_tolerance && e.status() == Status::backend &&
-        mpi::comm_get_failed(c.parent, &failed) == MPI_SUCCESS) {
-      MPI_Group_size(failed, &n);
-      MPI_Group_free(&failed);
-    }
-    if (n > 0)
-      throw Error(Status::proc_failed, std::string(e.what()) + " (a process of the parent has failed)", e.mpi_code(),
-                  e.mpi_class());
-    throw;
-  }
-  throw Error(Status::backend, std::string(call) + " failed");  // never: rc is not MPI_SUCCESS
+// had died unnoticed before a shrink (tests/multihost/host_dies.cpp): the
+// program must learn to shrink again.
+Error as_death(const Creation& c, const Error& e) {
+  if (!c.request.options.fault_tolerance || e.status() != Status::backend) return e;
+  MPI_Group failed = MPI_GROUP_NULL;
+  int n = 0;
+  if (mpi::comm_get_failed(c.parent, &failed) != MPI_SUCCESS) return e;
+  MPI_Group_size(failed, &n);
+  MPI_Group_free(&failed);
+  if (n == 0) return e;
+  return Error(Status::proc_failed, std::string(e.what()) + " (a process of the parent has failed)", e.mpi_code(),
+               e.mpi_class());
 }
 
 // Builds the root's state once every rank agreed. Collective over the
@@ -385,7 +378,11 @@ Mesh build(Creation& c) {
       !parent_is_root) {
     if (int rc = MPI_Comm_create(c.parent, group, &root_comm); rc != MPI_SUCCESS) {
       MPI_Group_free(&group);
-      check_creation_call(c, rc, "MPI_Comm_create");
+      try {
+        check_mpi(rc, "MPI_Comm_create");
+      } catch (const Error& e) {
+        throw as_death(c, e);
+      }
     }
     try {
       return_errors(root_comm);
@@ -442,7 +439,11 @@ Mesh build(Creation& c) {
   // An agreed creation's failure on one member (check_agreed) fails it on
   // every member, with the status and message of the lowest that failed.
   if (r.options.fault_tolerance) {
-    for (const Dim& d : c.view->dims()) state->comm(d.layout, d.name);
+    try {
+      for (const Dim& d : c.view->dims()) state->comm(d.layout, d.name);
+    } catch (const Error& e) {
+      throw as_death(c, e);
+    }
     int made = c.deferred ? 0 : 1;
     check_mpi(mpi::comm_agree(state->root_comm(), &made), "MPIX_Comm_agree");
     if (!made) {

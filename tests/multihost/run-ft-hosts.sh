@@ -71,8 +71,18 @@ kill_host1() {
     ticks=$((ticks + 1))
   done
   killed=$(date +%s%N)
-  for p in $(ip netns pids "${BED_NS[1]}" 2>/dev/null); do
-    if [ "$1" = host ] || [ "$(cat "/proc/$p/comm" 2>/dev/null)" = host_dies ]; then kill -9 "$p" 2>/dev/null || true; fi
+  # Until none is left (a pass can miss a process that the listing did not
+  # show yet).
+  local pass left
+  for pass in $(seq 20); do
+    left=0
+    for p in $(ip netns pids "${BED_NS[1]}" 2>/dev/null); do
+      if [ "$1" = host ] || [ "$(cat "/proc/$p/comm" 2>/dev/null)" = host_dies ]; then
+        kill -9 "$p" 2>/dev/null && left=1
+      fi
+    done
+    [ $left -eq 0 ] && break
+    sleep 0.05
   done
 }
 shrank='^rank [0-3]: lost host1 (failed root indices: 4 5 6 7), shrunk to (1, 4), allreduce correct$'
