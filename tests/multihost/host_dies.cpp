@@ -1,11 +1,11 @@
-// A whole host dies under a fault-tolerant mesh (run-ft-hosts.sh): ranks
+// A host's ranks die under a fault-tolerant mesh (run-ft-hosts.sh): ranks
 // 0-3 on host0, 4-7 on host1, a (replicate=2, shard=4) mesh whose
 // replicate dim spans the hosts. Every rank runs steps (an allreduce along
 // shard, then along replicate, each checked against its closed form) until
 // an operation fails; rank 0 prints "ready" after READY_STEP steps, and the
-// runner then kills every process of host1, its Open MPI daemon included.
-// A survivor shrinks the mesh along replicate (again where a shrink met a
-// death it had not noticed) and checks the result
+// runner then kills host1's ranks (or every process of host1, its Open MPI
+// daemon included). A survivor shrinks the mesh along replicate (again
+// where a shrink met a death it had not noticed) and checks the result
 // against the rule (docs/SEMANTICS.md, "Shrink"): the failed set is root
 // indices 4-7, the new mesh is (1, 4) over the old indices 0-3 in order,
 // and an allreduce along shard on it sums the survivors' values. One line

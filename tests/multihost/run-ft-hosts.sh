@@ -45,8 +45,7 @@ run_job() {
   job=$!
 }
 # wait_lines N PATTERN: until N lines of the output match (60 s), then
-# ends the job.
-# ended: 1 when the launcher had ended the job by then.
+# ends the job; ended: 1 when the launcher had ended it by then.
 wait_lines() {
   local lines=$1 pattern=$2 ticks=0
   while [ "$(grep -c "$pattern" "$job_out")" -lt "$lines" ] && kill -0 "$job" 2>/dev/null &&
