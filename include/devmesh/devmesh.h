@@ -578,7 +578,10 @@ DEVMESH_C_API int devmesh_dim_backend(devmesh_t m, const char *dim, const char *
  * program's own collectives on it, and not concurrently with one from
  * another thread); otherwise over the root communicator, made for them.
  * The root view's devmesh_cart_comm is made over the parent the same way
- * when root index x is parent rank x.
+ * when root index x is parent rank x. The automatic path makes what
+ * devmesh_comm on every dim makes; the check is what it costs beyond that
+ * (one allreduce), the price of an error instead of a hang when members
+ * disagree.
  * Collective over all members of the root.
  * Errors: members that passed different paths or views -> INCONSISTENT on
  * every member; an unknown path (on every member) -> INVALID_ARGUMENT; a
