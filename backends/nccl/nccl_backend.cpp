@@ -506,7 +506,7 @@ class Instance {
         if (!root_) root_ = init_from_id(ctx.root, d);
         config.splitShare = options_.split_share ? 1 : 0;
         check_nccl(ncclCommSplit(root_, ctx.color, ctx.key, &comm, &config), "ncclCommSplit", root_);
-        finish(comm, d, "ncclCommSplit");
+        finish_split(comm, d);
       } else {
         comm = init_from_id(ctx.group, d);
       }
@@ -520,6 +520,24 @@ class Instance {
     return new Comm(comm, device_, options_.timeout);
   }
  private:
+  // Finishes a non-blocking split. NCCL writes the new communicator into
+  // `comm` only when the split is complete, and reports its progress on the
+  // parent, which is polled. At the deadline the parent is aborted, which
+  // ends the split too (it could otherwise write `comm` after this returns);
+  // a later split makes a new parent.
+  void finish_split(ncclComm_t& comm, const Deadline& d) {
+    const ncclResult_t r = wait_nccl(root_, d);
+    if (r == ncclSuccess && comm) return finish(comm, d, "ncclCommSplit");
+    ncclCommAbort(root_);
+    root_ = nullptr;
+    if (comm) ncclCommAbort(comm);
+    comm = nullptr;
+    if (r == ncclInProgress)
+      fail(Status::backend, "ncclCommSplit did not finish within " + std::to_string(d.seconds) +
+                                " s; the communicators were aborted");
+    check_nccl(r == ncclSuccess ? ncclInternalError : r, "ncclCommSplit");
+  }
+
   // Finishes a non-blocking creation; aborts it at the deadline.
   void finish(ncclComm_t& comm, const Deadline& d, const char* call) {
     const ncclResult_t r = wait_nccl(comm, d);

@@ -1,69 +1,61 @@
 #!/usr/bin/env bash
-# Builds and runs every NCCL check on a GPU machine, in one command:
+# Runs every NCCL check on a GPU machine, in one command:
 #   bash tests/gpu/run-gpu-checks.sh [OUT_DIR]
-# Needs: CUDA (nvcc not required, the runtime and headers are), NCCL (system
-# or PyTorch's nvidia-nccl wheel), g++, and MPICH as .deb files in .gpu-debs/
-# (tests/gpu/fetch-mpich-debs.sh makes them on a Debian build machine).
-# Writes OUT_DIR/GPU-RESULTS.md (default: docs/).
+# The programs come built from the build machine in .gpu/ (tests/gpu/pack.sh),
+# with MPICH and every library they need but CUDA's and NCCL's, which this
+# machine brings (/usr/local/cuda, else PyTorch's nvidia-* wheels). Needs no
+# compiler, MPI or network here. Writes OUT_DIR/GPU-RESULTS.md and
+# OUT_DIR/gpu-run.log (default OUT_DIR: docs/).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-docs}
+g=$PWD/.gpu
+[ -x "$g/bin/test_nccl_gpu" ] || { echo "no .gpu/: run tests/gpu/pack.sh on the build machine first" >&2; exit 1; }
 mkdir -p "$out"
-scratch=$(mktemp -d)
 log="$out/gpu-run.log"
 : >"$log"
 
-# MPICH from the carried .deb files, unpacked into a scratch prefix.
-mpi="$scratch/mpich"
-for deb in .gpu-debs/*.deb; do dpkg -x "$deb" "$mpi"; done
-export PATH="$mpi/usr/bin:$PATH"
-export LD_LIBRARY_PATH="$mpi/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
-export HYDRA_LAUNCHER=fork MPIR_CVAR_NOLOCAL=1
+# This machine's NCCL and CUDA runtime, found by file.
+wheels=$(python3 -c 'import nvidia; print(" ".join(nvidia.__path__))' 2>/dev/null)
+first() { find -H "${@:2}" -name "$1" 2>/dev/null | head -1; }
+nccl=$(first 'libnccl.so.2' "${CUDA_HOME:-/usr/local/cuda}/lib64" $wheels /usr/lib/x86_64-linux-gnu)
+cudart=$(first 'libcudart.so.13' "${CUDA_HOME:-/usr/local/cuda}/lib64" $wheels /usr/lib/x86_64-linux-gnu)
+export LD_LIBRARY_PATH="$g/lib:$(dirname "${nccl:-/x}"):$(dirname "${cudart:-/x}")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export PATH="$g/bin:$PATH" DEVMESH_BACKEND_PATH="$g/lib" HYDRA_LAUNCHER=fork MPIR_CVAR_NOLOCAL=1
+# test_nccl_cpu reads the plugin's table at the path it was built with.
+plugin=$(cat "$g/plugin-path")
+[ -e "$plugin" ] || { mkdir -p "$(dirname "$plugin")" && ln -s "$g/lib/libdevmesh-backend-nccl.so" "$plugin"; }
 
-# CUDA and NCCL: /usr/local/cuda, else PyTorch's wheels.
-cuda=${CUDA_HOME:-/usr/local/cuda}
-nccl_inc="" nccl_lib=""
-for d in "$cuda" /usr $(python3 -c 'import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__))' 2>/dev/null); do
-  if [ -f "$d/include/nccl.h" ] && ls "$d"/lib*/libnccl.so* >/dev/null 2>&1; then
-    nccl_inc="$d/include"; nccl_lib=$(dirname "$(ls "$d"/lib*/libnccl.so* | head -1)"); break
-  fi
-done
-cudart_inc="$cuda/include" cudart_lib="$cuda/lib64"
-if [ ! -f "$cudart_inc/cuda_runtime.h" ]; then
-  d=$(python3 -c 'import nvidia.cuda_runtime, os; print(os.path.dirname(nvidia.cuda_runtime.__file__))' 2>/dev/null)
-  cudart_inc="$d/include" cudart_lib="$d/lib"
-fi
-[ -e "$nccl_lib/libnccl.so" ] || ln -sf "$(ls "$nccl_lib"/libnccl.so.* | head -1)" "$scratch/libnccl.so"
-[ -e "$cudart_lib/libcudart.so" ] || ln -sf "$(ls "$cudart_lib"/libcudart.so.* | head -1)" "$scratch/libcudart.so"
-export LD_LIBRARY_PATH="$nccl_lib:$cudart_lib:$LD_LIBRARY_PATH"
-
-# The library's sources compiled straight into the check (no meson/Boost needed there).
-srcs="lib/model/*.cpp lib/runtime/*.cpp backends/mpi/mpi_backend.cpp backends/nccl/device.cpp backends/nccl/nccl_backend.cpp"
+step() {  # step NAME SECONDS COMMAND...: one check, its exit status in the log
+  local name=$1 limit=$2
+  shift 2
+  echo "== $name"
+  timeout -s KILL "$limit" "$@"
+  echo "exit $? ($name)"
+}
 {
-  echo "== build"
-  g++ -std=c++20 -O2 -DDEVMESH_HAVE_NCCL=1 -Iinclude -Ilib -Ibackends \
-    -I"$mpi/usr/include/x86_64-linux-gnu/mpich" -I"$nccl_inc" -I"$cudart_inc" \
-    $srcs tests/gpu/test_nccl_gpu.cpp -o "$scratch/test_nccl_gpu" \
-    -L"$mpi/usr/lib/x86_64-linux-gnu" -L"$nccl_lib" -L"$cudart_lib" -L"$scratch" -lmpich -lnccl -lcudart -ldl
-  echo "== 1 rank"
-  timeout 300 mpiexec -n 1 "$scratch/test_nccl_gpu"
-  echo "exit $?"
-  echo "== 2 ranks on one GPU"
-  timeout 120 mpiexec -n 2 "$scratch/test_nccl_gpu" --pair
-  echo "exit $?"
+  echo "== libraries: nccl ${nccl:-none}, cudart ${cudart:-none}"
+  step "1 rank: collectives, point to point, creation paths, hybrid mesh, bandwidth" 200 \
+    mpiexec -n 1 "$g/bin/test_nccl_gpu"
+  step "2 ranks on one GPU: same-GPU error" 60 \
+    mpiexec -n 2 "$g/bin/test_nccl_gpu" --pair
+  for n in 1 2; do
+    step "nccl-cpu at $n rank(s) with a GPU: per-dim override, options, revoke" 90 \
+      mpiexec -n $n "$g/bin/test_nccl_cpu" --color_output=no --log_level=test_suite
+  done
 } >>"$log" 2>&1
 
 {
   echo "# NCCL backend on a GPU"
   echo
-  echo "Run by \`tests/gpu/run-gpu-checks.sh\` on $(date -u +%Y-%m-%d)."
+  echo "Run by \`tests/gpu/run-gpu-checks.sh\` on $(date -u +%Y-%m-%d) (programs built by \`tests/gpu/pack.sh\`)."
   echo
   echo "GPU: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1)"
   echo
   echo '```'
-  grep -E "^(RESULT|FAIL|GPU CHECKS|exit|==)" "$log"
+  grep -E "^(RESULT|FAIL|GPU CHECKS|exit|==)|error:|Leaving test case|\*\*\* No errors|failure" "$log"
   echo '```'
 } >"$out/GPU-RESULTS.md"
 cat "$out/GPU-RESULTS.md"
-grep -q "GPU CHECKS FAILED\|^FAIL" "$log" && exit 1
+grep -qE "^exit [1-9]" "$log" && exit 1
 exit 0

@@ -1,10 +1,14 @@
 // NCCL backend checks on a real GPU (run by tests/gpu/run-gpu-checks.sh on a
 // GPU machine; skipped with status 77 elsewhere). One GPU holds one rank
-// per NCCL communicator, so meshes here are 1-rank, except the 2-rank runs
-// that check the same-GPU error and the creation deadline.
+// per NCCL communicator, so meshes here are 1-rank, except the 2-rank run
+// that checks the same-GPU error. (A member that never asks for its dim's
+// communicator is not bounded by the plugin's `timeout`: the core's
+// agreement after comm_prepare waits for it, as any MPI collective would;
+// only a fault-tolerant mesh's deadline bounds that, docs/ERRORS.md.)
 //
-//   mpiexec -n 1 test_nccl_gpu          every collective, each creation path, hybrid mesh, bandwidth
-//   mpiexec -n 2 test_nccl_gpu --pair   same-GPU error, deadline on a missing member
+//   mpiexec -n 1 test_nccl_gpu          every collective, point to point (blocking, non-blocking,
+//                                       sendrecv), each creation path, hybrid mesh, bandwidth
+//   mpiexec -n 2 test_nccl_gpu --pair   same-GPU error on both ranks
 #include <cuda_runtime.h>
 #include <mpi.h>
 #include <nccl.h>
@@ -33,12 +37,44 @@ int failures = 0;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
+// Ends a group the caller opened around the communicator's calls. devmesh's
+// NCCL communicators are non-blocking: ncclGroupEnd may return
+// ncclInProgress and launch afterwards from NCCL's own thread, so the caller
+// polls until the launch is done before synchronising or freeing anything.
+void group_end(Communicator& c) {
+  ncclComm_t comm = *static_cast<ncclComm_t*>(c.native_handle());
+  ncclResult_t r = ncclGroupEnd();
+  const auto t0 = Clock::now();
+  while (r == ncclInProgress && seconds_since(t0) < 30)
+    if (ncclCommGetAsyncError(comm, &r) != ncclSuccess) break;
+  CHECK(r == ncclSuccess);
+}
+
 template <class T>
 std::vector<T> to_host(const T* d, std::size_t n) {
   std::vector<T> h(n);
   cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost);
   return h;
 }
+
+// Two device buffers of n floats, a holding h and b zeros, and a stream.
+struct Buffers {
+  explicit Buffers(const std::vector<float>& h) : n(h.size()) {
+    cudaMalloc(&a, n * sizeof(float));
+    cudaMalloc(&b, n * sizeof(float));
+    cudaMemcpy(a, h.data(), n * sizeof(float), cudaMemcpyHostToDevice);
+    cudaMemset(b, 0, n * sizeof(float));
+    cudaStreamCreate(&s);
+  }
+  ~Buffers() {
+    cudaStreamDestroy(s);
+    cudaFree(a);
+    cudaFree(b);
+  }
+  std::size_t n;
+  float *a = nullptr, *b = nullptr;
+  cudaStream_t s = nullptr;
+};
 
 // Every collective of the backend interface on device buffers of a 1-rank
 // communicator, with the values each must produce.
@@ -48,12 +84,9 @@ void check_collectives(Communicator& c) {
   const std::size_t n = 1024;
   std::vector<float> h(n);
   for (std::size_t i = 0; i < n; ++i) h[i] = static_cast<float>(i);
-  float *a = nullptr, *b = nullptr;
-  cudaMalloc(&a, n * sizeof(float));
-  cudaMalloc(&b, n * sizeof(float));
-  cudaMemcpy(a, h.data(), n * sizeof(float), cudaMemcpyHostToDevice);
-  cudaStream_t s;
-  cudaStreamCreate(&s);
+  Buffers buf(h);
+  float *a = buf.a, *b = buf.b;
+  cudaStream_t s = buf.s;
   c.allreduce(a, b, n, DataType::float32, ReduceOp::sum, s);
   cudaStreamSynchronize(s);
   CHECK(to_host(b, n) == h);
@@ -79,34 +112,73 @@ void check_collectives(Communicator& c) {
   ncclGroupStart();
   c.send(a, n, DataType::float32, 0);
   c.recv(b, n, DataType::float32, 0);
-  ncclGroupEnd();
+  group_end(c);
   cudaDeviceSynchronize();
   CHECK(to_host(b, n) == h);
-  cudaStreamDestroy(s);
-  cudaFree(a);
-  cudaFree(b);
+}
+
+// Point to point of plugin interface v2 on a 1-rank communicator: a rank
+// sends to itself, which NCCL allows only inside one group (sendrecv is
+// one; isend/irecv are put in one by hand). MPI_PROC_NULL peers never reach
+// NCCL; a peer outside the group is refused.
+void check_point_to_point(Communicator& c) {
+  const std::size_t n = 4096;
+  std::vector<float> h(n);
+  for (std::size_t i = 0; i < n; ++i) h[i] = static_cast<float>(3 * i + 1);
+  Buffers buf(h);
+  float *a = buf.a, *b = buf.b;
+  cudaStream_t s = buf.s;
+
+  c.sendrecv(a, n, DataType::float32, 0, b, n, DataType::float32, 0, s);
+  cudaStreamSynchronize(s);
+  CHECK(to_host(b, n) == h);
+
+  // Both sides MPI_PROC_NULL: nothing moves, b keeps its zeros.
+  cudaMemset(b, 0, n * sizeof(float));
+  c.sendrecv(a, n, DataType::float32, MPI_PROC_NULL, b, n, DataType::float32, MPI_PROC_NULL, s);
+  cudaStreamSynchronize(s);
+  CHECK(to_host(b, n) == std::vector<float>(n, 0.0f));
+  Request none = c.isend(a, n, DataType::float32, MPI_PROC_NULL, s);
+  CHECK(!none.pending());
+
+  ncclGroupStart();
+  Request sent = c.isend(a, n, DataType::float32, 0, s);
+  Request got = c.irecv(b, n, DataType::float32, 0, s);
+  group_end(c);
+  CHECK(sent.pending() && got.pending());
+  sent.wait();
+  int polls = 0;
+  while (!got.test() && polls < 1000000) ++polls;
+  CHECK(!got.pending());
+  cudaStreamSynchronize(s);
+  CHECK(to_host(b, n) == h);
+
+  bool refused = false;
+  try {
+    c.isend(a, n, DataType::float32, 1, s);
+  } catch (const Error& e) {
+    refused = e.status() == Status::invalid_argument;
+  }
+  CHECK(refused);
+  std::printf("RESULT point to point ok (sendrecv, isend/irecv with wait and test, MPI_PROC_NULL, bad peer)\n");
 }
 
 void single_rank() {
   struct Path {
     const char* name;
-    NcclInit init;
-    bool share;
-    int scalable_from;
+    std::vector<std::string> options;  // the plugin's key=value options (docs/NCCL.md)
     bool eager;
   } paths[] = {
-      {"unique_id (lazy comm)", NcclInit::unique_id, false, 1024, false},
-      {"unique_id (create_comms)", NcclInit::unique_id, false, 1024, true},
-      {"split", NcclInit::split, false, 1024, true},
-      {"split splitShare=1", NcclInit::split, true, 1024, true},
-      {"InitRankScalable", NcclInit::unique_id, false, 1, false},
+      {"unique_id (lazy comm)", {"init=unique_id"}, false},
+      {"unique_id (create_comms)", {"init=unique_id"}, true},
+      {"split", {"init=split", "split_share=0"}, true},
+      {"split splitShare=1", {"init=split", "split_share=1"}, true},
+      {"InitRankScalable", {"init=unique_id", "scalable_from=1"}, false},
   };
   for (const Path& p : paths) {
     MeshOptions o;
     o.backend = "nccl";
-    o.backend_options.nccl_init = p.init;
-    o.backend_options.nccl_split_share = p.share;
-    o.backend_options.nccl_scalable_from = p.scalable_from;
+    o.backend_options = p.options;
     const auto t0 = Clock::now();
     Mesh m = Mesh::create(MPI_COMM_WORLD, {1, 1, 1}, {"dp", "cp", "tp"}, o);
     if (p.eager) m.create_comms();
@@ -121,6 +193,7 @@ void single_rank() {
   Mesh h = Mesh::create(MPI_COMM_WORLD, {1, 1}, {"dp", "tp"}, o);
   CHECK(h.communicator("dp").backend() == "mpi");
   check_collectives(h.communicator("tp"));
+  check_point_to_point(h.communicator("tp"));
   int one = 1, sum = 0;
   h.communicator("dp").allreduce(&one, &sum, 1, DataType::int32, ReduceOp::sum);
   CHECK(sum == 1);
@@ -164,8 +237,7 @@ void pair() {
   // Both ranks on GPU 0: a clear error on both, not a hang.
   MeshOptions o;
   o.backend = "nccl";
-  o.backend_options.device = 0;
-  o.backend_options.init_timeout_seconds = 5;
+  o.backend_options = {"device=0", "timeout=5"};
   Mesh m = Mesh::create(MPI_COMM_WORLD, {2}, {"tp"}, o);
   try {
     m.communicator("tp");
@@ -175,27 +247,13 @@ void pair() {
     CHECK(std::strstr(e.what(), "both use GPU") != nullptr);
     std::printf("RESULT rank %d same-GPU error: %s\n", rank, e.what());
   }
-  // Deadline: only rank 0 asks for a 2-rank layout; it must give up in time.
-  MeshOptions q = o;
-  q.backend_options.init_timeout_seconds = 3;
-  Mesh d = Mesh::create(MPI_COMM_WORLD, {2}, {"x"}, q);
-  if (rank == 0) {
-    const auto t0 = Clock::now();
-    try {
-      d.communicator("x");
-      CHECK(!"no error for a missing member");
-    } catch (const Error& e) {
-      const double waited = seconds_since(t0);
-      CHECK(e.status() == Status::backend);
-      CHECK(waited < 10);
-      std::printf("RESULT deadline: gave up after %.2f s: %s\n", waited, e.what());
-    }
-  }
+  std::printf("RESULT rank %d pair checks done, finalizing\n", rank);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // every line reaches the log, even if a rank is killed
   MPI_Init(&argc, &argv);
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < 1) {
