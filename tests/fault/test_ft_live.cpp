@@ -2,10 +2,12 @@
 // fault tolerance, ULFM builds only): it works as any mesh; a revoke on
 // one rank reaches every member's operations, also one waiting in another
 // thread; agree ANDs the flags; shrink without a failure keeps everyone;
-// a revoked mesh is destroyed cleanly.
+// a revoked mesh is destroyed cleanly; SIGPIPE left at its default is
+// ignored from a fault-tolerant creation on, a program's own choice kept.
 #define BOOST_TEST_MODULE ft_live
 #include "mpi_test.hpp"
 
+#include <csignal>
 #include <chrono>
 #include <thread>
 
@@ -39,6 +41,40 @@ Status until_revoked(const Mesh& m, const char* dim) {
 }
 
 }  // namespace
+
+namespace {
+
+extern "C" void program_handler(int) {}
+
+// SIGPIPE's disposition now; sets it to `to` first when given.
+void (*sigpipe(void (*to)(int) = nullptr))(int) {
+  struct sigaction a {};
+  if (to) {
+    a.sa_handler = to;
+    sigemptyset(&a.sa_mask);
+    sigaction(SIGPIPE, &a, nullptr);
+  }
+  sigaction(SIGPIPE, nullptr, &a);
+  return a.sa_handler;
+}
+
+}  // namespace
+
+// A survivor writing to a dead peer's socket must get EPIPE, not die of
+// SIGPIPE: a fault-tolerant mesh ignores it where the program left the
+// default, and keeps what a program chose; other meshes leave it alone.
+BOOST_AUTO_TEST_CASE(sigpipe_is_ignored_unless_the_program_chose) {
+  void (*const before)(int) = sigpipe();
+  sigpipe(SIG_DFL);
+  Mesh::create(MPI_COMM_WORLD, {0, 2}, {"replicate", "shard"});
+  BOOST_TEST((sigpipe() == SIG_DFL));
+  { const Mesh m = hsdp(); }
+  BOOST_TEST((sigpipe() == SIG_IGN));
+  sigpipe(program_handler);
+  { const Mesh m = hsdp(); }
+  BOOST_TEST((sigpipe() == program_handler));
+  sigpipe(before);
+}
 
 BOOST_AUTO_TEST_CASE(works_as_any_mesh) {
   const Mesh m = hsdp();
