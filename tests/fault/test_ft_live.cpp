@@ -3,7 +3,8 @@
 // one rank reaches every member's operations, also one waiting in another
 // thread; agree ANDs the flags; shrink without a failure keeps everyone;
 // a revoked mesh is destroyed cleanly; SIGPIPE left at its default is
-// ignored from a fault-tolerant creation on, a program's own choice kept.
+// ignored from a fault-tolerant creation on, a program's own choice kept;
+// a backend failing to open on one survivor fails a shrink on all.
 #define BOOST_TEST_MODULE ft_live
 #include "mpi_test.hpp"
 
@@ -116,6 +117,29 @@ BOOST_AUTO_TEST_CASE(shrink_without_failure_keeps_everyone) {
   BOOST_TEST(all.ndim() == 1);
   BOOST_TEST(all.names()[0] == "replicate_shard");
   BOOST_TEST(all.size() == world_size());
+}
+
+// A backend that cannot open on one survivor fails the shrink on every
+// survivor alike, with that rank's message: the shrink skips creation's
+// argument agreement, so the failure is carried to the agreement that ends
+// it (creation.cpp, check_agreed).
+BOOST_AUTO_TEST_CASE(a_backend_failing_on_one_survivor_fails_the_shrink_everywhere) {
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  devmesh::MeshOptions o;
+  o.fault_tolerance = true;
+  o.dim_backends = {{"shard", "faulty3"}};
+  o.dim_options = {{"shard", "fail=reopen"}, {"shard", "rank=3"}, {"shard", "message=no second open on rank 3"}};
+  const Mesh m = Mesh::create(MPI_COMM_WORLD, {0, 2}, {"replicate", "shard"}, o);
+  int x = 1, y = 0;
+  m.communicator("shard").allreduce(&x, &y, 1, DataType::int32, ReduceOp::sum);
+  BOOST_TEST(y == 2);
+  std::string msg;
+  const Status s = status_of([&] { m.shrink("replicate"); }, &msg);
+  BOOST_TEST(s == Status::backend);
+  BOOST_TEST(msg.find("no second open on rank 3") != std::string::npos, msg);
+  int mine[2] = {static_cast<int>(s), -static_cast<int>(s)}, all[2] = {0, 0};
+  MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  BOOST_TEST(all[0] == -all[1]);  // the same status on every rank
 }
 
 BOOST_AUTO_TEST_CASE(a_revoke_reaches_every_member) {

@@ -10,7 +10,8 @@
  *
  * Faults chosen at run time by options (the same on every rank):
  *   fail=OP          comm_prepare, comm_connect, comm_create, comm_create_late
- *                    (after the collective part) or allreduce fails...
+ *                    (after the collective part), allreduce, or reopen (every
+ *                    open but this process's first: a later mesh's) fails...
  *   rank=R           ...on world rank R only (default: every rank)
  *   status=N         ...with status N (default DEVMESH_ERR_BACKEND; any int)
  *   message=TEXT     ...with this message; "huge": 50 MB of text
@@ -91,6 +92,8 @@ static int faulty_open(int n, const char *const keys[], const char *const values
     huge_message[size] = '\0';
   }
   faulty_active = 0;
+  static int opens;
+  if (opens++ > 0 && injected("reopen")) return inject();
   return open_instance(m, rest_keys, rest_values, out);
 }
 
