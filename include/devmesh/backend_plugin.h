@@ -255,10 +255,12 @@ typedef struct devmesh_backend_v2_s {
  * The fault-tolerant mesh (devmesh::MeshOptions::fault_tolerance,
  * deadline) drives them: a failure the plugin reports revokes the whole
  * mesh, a revoke of the mesh calls revoke() on every communicator of it
- * (from the mesh's deadline thread only with
- * DEVMESH_BACKEND_CAP_REVOKE_ANY_THREAD), a backend without
- * DEVMESH_BACKEND_CAP_REVOKE_SPREADS cannot serve such a mesh, and
- * group->deadline carries the mesh's deadline. The layout is final. */
+ * (from the mesh's deadline or watcher thread only with
+ * DEVMESH_BACKEND_CAP_REVOKE_ANY_THREAD), a backend whose revoke does not
+ * spread (no DEVMESH_BACKEND_CAP_REVOKE_SPREADS) is revoked on every member
+ * by the mesh's watcher, which needs REVOKE_ANY_THREAD (a backend with
+ * neither cannot serve such a mesh), and group->deadline carries the
+ * mesh's deadline. The layout is final. */
 #define DEVMESH_BACKEND_ABI_VERSION_3 3
 #define DEVMESH_BACKEND_SYMBOL_V3 "devmesh_backend_v3"
 
@@ -315,10 +317,13 @@ typedef struct devmesh_backend_host_s {
 #define DEVMESH_BACKEND_CAP_NONBLOCKING (1ull << 2)
 /* revoke(): the members' pending and later operations on the communicator
  * fail too, not only the caller's (ULFM's MPIX_Comm_revoke does; NCCL's
- * ncclCommRevoke is local). */
+ * ncclCommRevoke is local). States a revoke: a table without one is
+ * refused. */
 #define DEVMESH_BACKEND_CAP_REVOKE_SPREADS (1ull << 3)
 /* revoke() may be called from another thread while a call on the same
- * communicator is blocked (where the MPI thread level allows threads). */
+ * communicator is blocked (where the MPI thread level allows threads).
+ * States a revoke, as above. Without REVOKE_SPREADS, it is what lets the
+ * backend serve a fault-tolerant mesh (the mesh's watcher revokes it). */
 #define DEVMESH_BACKEND_CAP_REVOKE_ANY_THREAD (1ull << 4)
 /* Honours group->deadline: a wait longer than it fails with
  * DEVMESH_ERR_TIMEOUT. */

@@ -218,9 +218,11 @@ typedef struct devmesh_config_s {
    * what revoke and shrink need, its communicators return errors, and a
    * failure any operation sees revokes the whole mesh. Needs an MPI with
    * ULFM running with it on (Open MPI 5: mpirun --with-ft ulfm) and a
-   * parent that returns errors (MPI_ERRORS_RETURN). SIGPIPE left at its
-   * default is then ignored (a write to a dead peer's socket must fail,
-   * not end the survivor). 0 or unset: off. */
+   * parent that returns errors (MPI_ERRORS_RETURN); with an nccl dim,
+   * NCCL 2.28 or later and MPI_THREAD_MULTIPLE (a watcher thread spreads
+   * NCCL's local revoke). SIGPIPE left at its default is then ignored (a
+   * write to a dead peer's socket must fail, not end the survivor). 0 or
+   * unset: off. */
   int fault_tolerance;
   /* Seconds any one wait of a fault-tolerant mesh may take
    * (devmesh::MeshOptions::deadline): the rank past it revokes the mesh and

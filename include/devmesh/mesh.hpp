@@ -155,8 +155,13 @@ struct MeshOptions {
   // REVOKED) seen by any operation of the mesh revokes the whole mesh on
   // every member; then Mesh::agree, failed_ranks and shrink carry on with
   // the survivors. Needs an MPI with ULFM running with it on (Open MPI 5
-  // under `mpirun --with-ft ulfm`), and backends that can revoke
-  // (DEVMESH_BACKEND_CAP_REVOKE_SPREADS): otherwise creation fails with
+  // under `mpirun --with-ft ulfm`), and backends whose revoke reaches the
+  // other members (DEVMESH_BACKEND_CAP_REVOKE_SPREADS: MPI, Gloo) or may run
+  // beside an operation (REVOKE_ANY_THREAD: NCCL 2.28 and later; then with
+  // MPI_THREAD_MULTIPLE, for a watcher thread that probes the root
+  // communicator every 50 ms and revokes this rank's communicators of such
+  // a backend once a peer revoked the mesh or a member failed): otherwise
+  // creation fails with
   // unsupported, saying why, on every rank. Off: revoke, agree,
   // failed_ranks and shrink answer unsupported. Where the program left
   // SIGPIPE at its default, such a mesh sets it to be ignored: a write to

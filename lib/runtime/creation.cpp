@@ -151,11 +151,24 @@ void check_fault_tolerance(const Creation& c) {
   if (deadline > 0 && thread_level < MPI_THREAD_MULTIPLE)
     throw Error(Status::invalid_argument, "a deadline needs MPI_THREAD_MULTIPLE (MPI_Init_thread): the mesh's "
                                           "watchdog revokes it from a thread of its own");
-  for (const auto& [spec, instance] : c.backends)
-    if (instance && !(capabilities(instance->table()) & DEVMESH_BACKEND_CAP_REVOKE_SPREADS))
+  // A backend's revoke reaches the other members itself (REVOKE_SPREADS),
+  // or the mesh's watcher makes it reach them: on every member it sees the
+  // root communicator revoked and revokes that member's backend
+  // communicators from its own thread (REVOKE_ANY_THREAD; Fault::add).
+  for (const auto& [spec, instance] : c.backends) {
+    if (!instance) continue;
+    const std::uint64_t caps = capabilities(instance->table());
+    if (caps & DEVMESH_BACKEND_CAP_REVOKE_SPREADS) continue;
+    if (!(caps & DEVMESH_BACKEND_CAP_REVOKE_ANY_THREAD))
       throw Error(Status::unsupported, "fault_tolerance: backend '" + spec.name +
-                                           "' cannot revoke its communicators (it does not state "
-                                           "DEVMESH_BACKEND_CAP_REVOKE_SPREADS)");
+                                           "' cannot revoke its communicators for the mesh (it states neither "
+                                           "DEVMESH_BACKEND_CAP_REVOKE_SPREADS nor DEVMESH_BACKEND_CAP_REVOKE_ANY_THREAD)");
+    if (thread_level < MPI_THREAD_MULTIPLE)
+      throw Error(Status::invalid_argument, "fault_tolerance with backend '" + spec.name +
+                                                "', whose revoke stays on the calling rank, needs MPI_THREAD_MULTIPLE "
+                                                "(MPI_Init_thread): the mesh's watcher spreads it from a thread of "
+                                                "its own");
+  }
 }
 
 // Everything this rank can check before the agreement.

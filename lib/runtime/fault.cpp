@@ -37,7 +37,14 @@ void survive_dead_sockets() noexcept {
 
 Fault::Fault(double deadline) : deadline_ns_(static_cast<std::int64_t>(deadline * 1e9)) {
   survive_dead_sockets();
-  if (deadline_ns_ > 0) watchdog_ = std::thread([this] { watch(); });
+  if (deadline_ns_ > 0) {
+    std::lock_guard<std::mutex> lock(watch_mutex_);
+    start_watchdog();
+  }
+}
+
+void Fault::start_watchdog() {
+  if (!watchdog_.joinable()) watchdog_ = std::thread([this] { watch(); });
 }
 
 Fault::~Fault() {
@@ -62,11 +69,20 @@ void Fault::end() noexcept { wait_start_.store(0); }
 
 // Checks the waiting operation a few times per deadline (at most every
 // 200 ms, so that a wait is cut within the deadline plus a fifth of a
-// second), and revokes the mesh when it has waited past the deadline.
+// second), and revokes the mesh when it has waited past the deadline; with
+// a backend whose revoke stays local, also probes the root communicator
+// every watch_interval.
 void Fault::watch() noexcept {
-  const auto step = std::chrono::nanoseconds(std::clamp<std::int64_t>(deadline_ns_ / 10, 10'000'000, 200'000'000));
+  const std::int64_t deadline_step =
+      deadline_ns_ > 0 ? std::clamp<std::int64_t>(deadline_ns_ / 10, 10'000'000, 200'000'000) : INT64_MAX;
   std::unique_lock<std::mutex> lock(watch_mutex_);
-  while (!watch_cv_.wait_for(lock, step, [this] { return stopping_; })) {
+  for (;;) {
+    const std::int64_t step =
+        watch_root_.load() ? std::min<std::int64_t>(deadline_step, watch_interval / std::chrono::nanoseconds(1))
+                           : deadline_step;
+    if (watch_cv_.wait_for(lock, std::chrono::nanoseconds(step), [this] { return stopping_; })) return;
+    if (watch_root_.load() && !revoked_.load()) probe_root();
+    if (deadline_ns_ <= 0) continue;
     const std::int64_t start = wait_start_.load();
     if (start == 0 || now_ns() - start < deadline_ns_ || revoked_.load()) continue;
     const char* what = wait_what_.load();
@@ -85,6 +101,30 @@ Error Fault::local(Error e) noexcept {
     return Error(Status::timeout, reason_ + " (the wait was cut: " + e.what() + ")", e.mpi_code(), e.mpi_class());
   } catch (...) {
     return Error(Status::timeout, "a wait passed the mesh's deadline");
+  }
+}
+
+// The watcher's look at the root communicator: a probe (which also lets MPI
+// progress, so that a peer's revoke arrives while this rank's threads wait
+// elsewhere, on a GPU stream say), then whether the root is revoked. A
+// probe failing (a failed member: PROC_FAILED; REVOKED) revokes the mesh
+// here too. From the watchdog's thread: only the backends that allow it are
+// revoked, and those are the ones that need the watcher.
+void Fault::probe_root() noexcept {
+  std::lock_guard<std::mutex> probing(probe_mutex_);
+  const MPI_Comm root = root_.load(std::memory_order_acquire);
+  if (root == MPI_COMM_NULL) return;
+  int flag = 0;
+  const int rc = MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, root, &flag, MPI_STATUS_IGNORE);
+  if (mpi::comm_is_revoked(root)) {
+    revoke(Status::revoked, "a member of the mesh revoked it", true);
+  } else if (rc != MPI_SUCCESS) {
+    char text[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+    MPI_Error_string(rc, text, &len);
+    char reason[MPI_MAX_ERROR_STRING + 96];
+    std::snprintf(reason, sizeof reason, "MPI reported a failure on the mesh's root communicator: %s", text);
+    revoke(Status::revoked, reason, true);
   }
 }
 
@@ -139,9 +179,14 @@ void Fault::add(MPI_Comm comm) {
   comms_.push_back(comm);
 }
 
-void Fault::add(std::function<void(int)> revoke, bool any_thread) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  backends_.emplace_back(std::move(revoke), any_thread);
+void Fault::add(std::function<void(int)> revoke, bool any_thread, bool spreads) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    backends_.emplace_back(std::move(revoke), any_thread);
+  }
+  if (spreads || watch_root_.exchange(true)) return;
+  std::lock_guard<std::mutex> lock(watch_mutex_);
+  start_watchdog();
 }
 
 void Fault::agreed(std::vector<index_t> failed) {
@@ -155,6 +200,7 @@ std::vector<index_t> Fault::agreed() const {
 }
 
 void Fault::clear() noexcept {
+  std::lock_guard<std::mutex> probing(probe_mutex_);  // the watcher is not inside MPI on the root
   std::lock_guard<std::mutex> lock(mutex_);
   root_.store(MPI_COMM_NULL);
   comms_.clear();

@@ -9,6 +9,7 @@
 #include <mpi.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -26,7 +27,9 @@ namespace devmesh::detail {
 class Fault {
  public:
   // deadline: seconds any one wait of the mesh may take (0: none). With
-  // one, a watchdog thread revokes the mesh when a wait passes it.
+  // one, a watchdog thread revokes the mesh when a wait passes it. The same
+  // thread watches the root communicator for a backend whose revoke stays
+  // local (add(..., spreads = false)).
   explicit Fault(double deadline = 0);
   ~Fault();
   Fault(const Fault&) = delete;
@@ -83,8 +86,15 @@ class Fault {
   void set_root(MPI_Comm root) noexcept;
   void add(MPI_Comm comm);
   // A backend communicator's revoke, called with the status; any_thread:
-  // it may run while another thread is in an operation of it.
-  void add(std::function<void(int)> revoke, bool any_thread);
+  // it may run while another thread is in an operation of it; spreads: it
+  // reaches the other members' operations too. One that does not spread
+  // (any_thread is then required, creation checks it) starts the watcher:
+  // the watchdog thread probes the root communicator every
+  // watch_interval, and revokes the mesh on this rank as soon as a peer
+  // revoked it or MPI reports a failed member, so that this rank's
+  // backend communicators stop even while a thread is blocked in one.
+  void add(std::function<void(int)> revoke, bool any_thread, bool spreads);
+  static constexpr std::chrono::milliseconds watch_interval{50};
   // Forgets every communicator (the state frees them).
   void clear() noexcept;
   MPI_Comm root() const noexcept { return root_.load(std::memory_order_acquire); }
@@ -94,6 +104,8 @@ class Fault {
 
  private:
   bool root_revoked() noexcept;
+  void start_watchdog();  // under watch_mutex_
+  void probe_root() noexcept;
 
   std::atomic<bool> revoked_{false};
   std::atomic<MPI_Comm> root_{MPI_COMM_NULL};
@@ -114,6 +126,10 @@ class Fault {
   std::mutex watch_mutex_;
   std::condition_variable watch_cv_;
   bool stopping_ = false;
+  std::atomic<bool> watch_root_{false};  // a backend's revoke does not spread
+  // Held by the watcher while it calls MPI on the root communicator, and by
+  // clear() before the state frees it.
+  std::mutex probe_mutex_;
   std::thread watchdog_;
 };
 

@@ -113,6 +113,9 @@ std::string table_problem(const devmesh_backend_v1_t& t, std::initializer_list<u
       return any ? "its table has isend, irecv, test and wait but not the capability DEVMESH_BACKEND_CAP_NONBLOCKING"
                  : "it states DEVMESH_BACKEND_CAP_NONBLOCKING but has no isend, irecv, test and wait";
   }
+  if (v3 && !v3->revoke &&
+      (v3->capabilities & (DEVMESH_BACKEND_CAP_REVOKE_SPREADS | DEVMESH_BACKEND_CAP_REVOKE_ANY_THREAD)))
+    return "it states DEVMESH_BACKEND_CAP_REVOKE_SPREADS or DEVMESH_BACKEND_CAP_REVOKE_ANY_THREAD but has no revoke";
   if (v3 && v3->mpi_family && std::strcmp(v3->mpi_family, DEVMESH_BACKEND_MPI) != 0)
     return std::string("it was compiled against ") + v3->mpi_family + "'s mpi.h, but this devmesh was built with " +
            DEVMESH_BACKEND_MPI + " (" + mpi_library() + ")";
@@ -341,7 +344,8 @@ class PluginCommunicator final : public Communicator {
           [this, v3](int status) {
             if (!revoked_here_.exchange(true)) v3->revoke(comm_, status);
           },
-          (capabilities(t_) & DEVMESH_BACKEND_CAP_REVOKE_ANY_THREAD) != 0);
+          (capabilities(t_) & DEVMESH_BACKEND_CAP_REVOKE_ANY_THREAD) != 0,
+          (capabilities(t_) & DEVMESH_BACKEND_CAP_REVOKE_SPREADS) != 0);
   }
   ~PluginCommunicator() override { t_.comm_destroy(comm_); }
   std::string_view backend() const noexcept override { return t_.name; }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""run_fault.py MPIEXEC PROGRAM [--gloo]: kills ranks of an 8-rank HSDP mesh
+"""run_fault.py MPIEXEC PROGRAM [--gloo] [--local-revoke]: kills ranks of an 8-rank HSDP mesh
 (replicate=4, shard=2, fault_tolerance) at chosen points, DEVMESH_FAULT_RUNS
 times (default 50), and judges each run by what the survivors report
 (hsdp_fault.cpp): every survivor ends (no hang), its operations failed with
@@ -12,9 +12,11 @@ Then deadlines: a rank stops (SIGSTOP) instead of dying, on a mesh with a
 2 s deadline; every other rank must fail with TIMEOUT or REVOKED within
 the deadline plus one second of entering the operation it was cut from (no
 shrink: the stopped rank lives). With --gloo the shard dim also runs on
-Gloo (DEVMESH_BACKEND_PATH must find its plugin), for kills and stops.
+Gloo (DEVMESH_BACKEND_PATH must find its plugin), for kills and stops;
+with --local-revoke on the test plugin localrevoke3, whose revoke stays on
+the calling rank as NCCL's does (the mesh's watcher spreads it).
 
-usage: run_fault.py MPIEXEC PROGRAM [--gloo]
+usage: run_fault.py MPIEXEC PROGRAM [--gloo] [--local-revoke]
 """
 import json
 import os
@@ -145,6 +147,7 @@ def run_once(mpiexec, program, victim, point, second, backend=None):
 def main():
     mpiexec, program = sys.argv[1], sys.argv[2]
     gloo = "--gloo" in sys.argv[3:]
+    local_revoke = "--local-revoke" in sys.argv[3:]
     runs = int(os.environ.get("DEVMESH_FAULT_RUNS", "50"))
     rng = random.Random(int(os.environ.get("DEVMESH_FAULT_SEED", "27")))
     plan = [(rng.randrange(RANKS), "none", -1, None)]
@@ -160,9 +163,12 @@ def main():
     for point in STOPS * 2:
         plan.append((rng.randrange(RANKS), point, -1, None))
     # The shard dim on Gloo: a death at each point of its collectives, and a stop.
-    if gloo:
-        for point in ["shard_allreduce", "p2p", "replicate_allreduce", "stop_shard_allreduce", "stop_p2p"]:
-            plan.append((rng.randrange(RANKS), point, -1, "gloo"))
+    # The shard dim on Gloo, or on a backend whose revoke stays local: a
+    # death at each point of its collectives, and a stop.
+    for backend, wanted in (("gloo", gloo), ("localrevoke3", local_revoke)):
+        if wanted:
+            for point in ["shard_allreduce", "p2p", "replicate_allreduce", "stop_shard_allreduce", "stop_p2p"]:
+                plan.append((rng.randrange(RANKS), point, -1, backend))
     bad = 0
     latencies = []
     for n, (victim, point, second, backend) in enumerate(plan):

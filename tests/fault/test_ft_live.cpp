@@ -4,7 +4,9 @@
 // thread; agree ANDs the flags; shrink without a failure keeps everyone;
 // a revoked mesh is destroyed cleanly; SIGPIPE left at its default is
 // ignored from a fault-tolerant creation on, a program's own choice kept;
-// a backend failing to open on one survivor fails a shrink on all.
+// a backend failing to open on one survivor fails a shrink on all; a
+// backend whose revoke stays local is revoked on every member by the
+// mesh's watcher, and one with no way to revoke is refused.
 #define BOOST_TEST_MODULE ft_live
 #include "mpi_test.hpp"
 
@@ -140,6 +142,46 @@ BOOST_AUTO_TEST_CASE(a_backend_failing_on_one_survivor_fails_the_shrink_everywhe
   int mine[2] = {static_cast<int>(s), -static_cast<int>(s)}, all[2] = {0, 0};
   MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   BOOST_TEST(all[0] == -all[1]);  // the same status on every rank
+}
+
+// A backend whose revoke stays on the calling rank (NCCL's) serves a
+// fault-tolerant mesh: each member's watcher sees the root communicator
+// revoked and revokes that member's backend communicators, also under an
+// operation blocked on the rank that revoked (replicate groups holding
+// rank 0 wait for it; the plugin's own timeout would end that only after
+// 10 s, with backend).
+BOOST_AUTO_TEST_CASE(a_backend_whose_revoke_stays_local_learns_of_a_peer_revoke) {
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  devmesh::MeshOptions o;
+  o.fault_tolerance = true;
+  o.dim_backends = {{"replicate", "localrevoke3"}};
+  o.dim_options = {{"replicate", "timeout=10"}};
+  const Mesh m = Mesh::create(MPI_COMM_WORLD, {0, 2}, {"replicate", "shard"}, o);
+  int x = 1, y = 0;
+  m.communicator("replicate").allreduce(&x, &y, 1, DataType::int32, ReduceOp::sum);
+  BOOST_TEST(y == world_size() / 2);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const auto t0 = std::chrono::steady_clock::now();
+  if (world_rank() == 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    m.revoke();
+  }
+  BOOST_TEST(until_revoked(m, "replicate") == Status::revoked);
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  BOOST_TEST(waited < 5.0, "revoked after " << waited << " s");
+}
+
+// A backend that can neither spread a revoke nor take one beside a call
+// cannot serve a fault-tolerant mesh: every rank fails creation alike.
+BOOST_AUTO_TEST_CASE(a_backend_that_cannot_revoke_for_the_mesh_is_refused) {
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  devmesh::MeshOptions o;
+  o.fault_tolerance = true;
+  o.dim_backends = {{"shard", "norevokecaps3"}};
+  std::string msg;
+  BOOST_TEST(status_of([&] { Mesh::create(MPI_COMM_WORLD, {0, 2}, {"replicate", "shard"}, o); }, &msg) ==
+             Status::unsupported);
+  BOOST_TEST(msg.find("'norevokecaps3' cannot revoke its communicators for the mesh") != std::string::npos, msg);
 }
 
 BOOST_AUTO_TEST_CASE(a_revoke_reaches_every_member) {

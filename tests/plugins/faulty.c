@@ -7,6 +7,11 @@
  *   FAULTY_ABI=N     the abi_version its table claims (default: its symbol's)
  *   FAULTY_FAMILY=S  the MPI its v3 table states (default: the real one)
  *   FAULTY_NO_TEST, FAULTY_NO_WAIT: isend and irecv without test / wait
+ *   FAULTY_LOCAL_REVOKE: revoke reaches this rank's operations only (no
+ *                    notices to the other members, as NCCL's), from any
+ *                    thread: REVOKE_ANY_THREAD, not REVOKE_SPREADS
+ *   FAULTY_NO_REVOKE_CAPS: revoke, but neither capability
+ *   FAULTY_NULL_REVOKE: REVOKE_SPREADS stated, revoke NULL (a broken table)
  *
  * Faults chosen at run time by options (the same on every rank):
  *   fail=OP          comm_prepare, comm_connect, comm_create, comm_create_late
@@ -157,6 +162,27 @@ static int faulty_allreduce(void *comm, const void *send, void *recv, size_t cou
         isend, irecv, FAULTY_TEST, FAULTY_WAIT, sendrecv,                                                        \
   }
 
+#if defined(FAULTY_LOCAL_REVOKE)
+/* Stops this rank's operations on the communicator (wait_all polls the
+ * flag); the other members learn of nothing from it. */
+static int local_revoke(void *comm, int status) {
+  (void)status;
+  __atomic_store_n(&((struct comm *)comm)->revoked, 1, __ATOMIC_RELEASE);
+  return DEVMESH_SUCCESS;
+}
+#define FAULTY_REVOKE local_revoke
+#define FAULTY_REVOKE_CAPS DEVMESH_BACKEND_CAP_REVOKE_ANY_THREAD
+#elif defined(FAULTY_NULL_REVOKE)
+#define FAULTY_REVOKE NULL
+#define FAULTY_REVOKE_CAPS DEVMESH_BACKEND_CAP_REVOKE_SPREADS
+#elif defined(FAULTY_NO_REVOKE_CAPS)
+#define FAULTY_REVOKE revoke
+#define FAULTY_REVOKE_CAPS 0
+#else
+#define FAULTY_REVOKE revoke
+#define FAULTY_REVOKE_CAPS DEVMESH_BACKEND_CAP_REVOKE_SPREADS
+#endif
+
 #ifdef FAULTY_V3
 #ifndef FAULTY_ABI
 #define FAULTY_ABI DEVMESH_BACKEND_ABI_VERSION_3
@@ -167,13 +193,13 @@ static int faulty_allreduce(void *comm, const void *send, void *recv, size_t cou
 DEVMESH_BACKEND_EXPORT_V3 = {
     FAULTY_V2_MEMBERS(FAULTY_ABI, NULL),
     FAULTY_FAMILY,
-    DEVMESH_BACKEND_CAP_NONBLOCKING | DEVMESH_BACKEND_CAP_REVOKE_SPREADS | DEVMESH_BACKEND_CAP_DEADLINE,
+    DEVMESH_BACKEND_CAP_NONBLOCKING | FAULTY_REVOKE_CAPS | DEVMESH_BACKEND_CAP_DEADLINE,
     init_host,
     reduce_supported,
     faulty_prepare,
     faulty_connect,
     comm_abandon,
-    revoke,
+    FAULTY_REVOKE,
 };
 #else
 #ifndef FAULTY_ABI

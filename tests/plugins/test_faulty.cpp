@@ -92,6 +92,11 @@ BOOST_AUTO_TEST_CASE(request_members_all_or_none) {
   expect_refused("notestwait2", Status::unsupported, {"notestwait2", "without test, wait"});
 }
 
+BOOST_AUTO_TEST_CASE(revoke_capabilities_need_a_revoke) {
+  expect_refused("nullrevoke3", Status::unsupported,
+                 {"nullrevoke3", "DEVMESH_BACKEND_CAP_REVOKE_ANY_THREAD but has no revoke"});
+}
+
 BOOST_AUTO_TEST_CASE(wrong_abi_and_wrong_mpi) {
   expect_refused("abi2as3", Status::unsupported, {"abi2as3", "ABI version is 2 but this devmesh accepts 3"});
   // OTHER_FAMILY: a family the core was not built with (tests/plugins/meson.build).
@@ -272,7 +277,10 @@ BOOST_AUTO_TEST_CASE(each_optional_member_null) {
       {"last_mpi_error", [](devmesh_backend_v3_t& t) { t.v2.v1.last_mpi_error = nullptr; }},
       {"init_host", [](devmesh_backend_v3_t& t) { t.init_host = nullptr; }},
       {"reduce_supported", [](devmesh_backend_v3_t& t) { t.reduce_supported = nullptr; }},
-      {"revoke", [](devmesh_backend_v3_t& t) { t.revoke = nullptr; }},
+      {"revoke", [](devmesh_backend_v3_t& t) {
+         t.revoke = nullptr;  // and what it would state of one (revoke_capabilities_need_a_revoke)
+         t.capabilities &= ~(DEVMESH_BACKEND_CAP_REVOKE_SPREADS | DEVMESH_BACKEND_CAP_REVOKE_ANY_THREAD);
+       }},
   };
   static std::deque<devmesh_backend_v3_t> tables;  // registered tables outlive their meshes
   static std::deque<std::string> names;
