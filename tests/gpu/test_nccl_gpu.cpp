@@ -9,13 +9,23 @@
 //   mpiexec -n 1 test_nccl_gpu          every collective, point to point (blocking, non-blocking,
 //                                       sendrecv), each creation path, hybrid mesh, bandwidth
 //   mpiexec -n 2 test_nccl_gpu --pair   same-GPU error on both ranks
+//   mpiexec -ft -n 2 test_nccl_gpu --ft [BACKEND]
+//                                       (an MPI with ULFM) a fault-tolerant mesh (dp=2, tp=1) with tp
+//                                       on NCCL: rank 1 dies, rank 0's NCCL dim is revoked by the
+//                                       mesh's watcher, rank 0 shrinks to (1, 1) and its NCCL dim works.
+//                                       BACKEND (default nccl) localrevoke3: the same on the CPU with
+//                                       that test plugin (host buffers; test fault-watcher).
 #include <cuda_runtime.h>
 #include <mpi.h>
 #include <nccl.h>
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -250,11 +260,87 @@ void pair() {
   std::printf("RESULT rank %d pair checks done, finalizing\n", rank);
 }
 
+// A fault-tolerant mesh whose tp dim runs on a backend with a local
+// revoke (NCCL; each rank's tp group is itself alone, as one GPU allows):
+// when rank 1 dies, rank 0 learns of it through the mesh's watcher, which
+// revokes rank 0's NCCL communicator from its own thread; the next
+// operation fails with revoked, and the shrunk mesh's NCCL dim works.
+// Ends with _exit: a job with a dead rank may stay in MPI_Finalize (ULFM).
+[[noreturn]] void fault_tolerant(const char* backend) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  const bool gpu = std::strcmp(backend, "nccl") == 0;
+  MeshOptions o;
+  o.fault_tolerance = true;
+  o.dim_backends = {{"tp", backend}};
+  if (gpu) o.dim_options = {{"tp", "device=0"}};
+  const std::size_t n = 256;
+  std::vector<float> h(n, 1.0f), host_b(n, 0.0f);
+  std::unique_ptr<Buffers> dev = gpu ? std::make_unique<Buffers>(h) : nullptr;
+  const float* a = gpu ? dev->a : h.data();
+  float* b = gpu ? dev->b : host_b.data();
+  void* stream = gpu ? static_cast<void*>(dev->s) : nullptr;
+  auto tp_allreduce = [&](const Mesh& m) {
+    m.communicator("tp").allreduce(a, b, n, DataType::float32, ReduceOp::sum, stream);
+    if (gpu) cudaStreamSynchronize(dev->s);
+    const std::vector<float> got = gpu ? to_host(b, n) : host_b;
+    CHECK(got == h);
+  };
+  try {
+    Mesh m = Mesh::create(MPI_COMM_WORLD, {2, 1}, {"dp", "tp"}, o);
+    tp_allreduce(m);
+    int one = 1, sum = 0;
+    m.communicator("dp").allreduce(&one, &sum, 1, DataType::int32, ReduceOp::sum);
+    CHECK(sum == 2);
+    std::printf("RESULT ft rank %d: fault-tolerant mesh (dp=2 on MPI, tp=1 on %s) made, collectives ok\n", rank,
+                backend);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 1) raise(SIGKILL);
+    // Rank 0: its own tp communicator never waits for rank 1; only the
+    // watcher's revoke can stop it.
+    const auto t0 = Clock::now();
+    Status s = Status::success;
+    std::string msg;
+    while (s == Status::success && seconds_since(t0) < 20) {
+      try {
+        tp_allreduce(m);
+      } catch (const Error& e) {
+        s = e.status();
+        msg = e.what();
+      }
+    }
+    std::printf("RESULT ft rank 0: tp (%s) failed %.0f ms after rank 1 was killed, status %d: %s\n", backend,
+                1e3 * seconds_since(t0), static_cast<int>(s), msg.c_str());
+    CHECK(s == Status::revoked);
+    const Mesh shrunk = m.shrink("dp");
+    CHECK(shrunk.is_member() && shrunk.size() == 1);
+    tp_allreduce(shrunk);
+    std::printf("RESULT ft rank 0: shrunk to (%lld, %lld), tp on %s works\n",
+                static_cast<long long>(shrunk.shape()[0]), static_cast<long long>(shrunk.shape()[1]),
+                std::string(shrunk.communicator("tp").backend()).c_str());
+  } catch (const Error& e) {
+    std::printf("FAIL ft rank %d: devmesh error: %s\n", rank, e.what());
+    ++failures;
+  }
+  dev.reset();
+  std::printf("%s\n", failures ? "GPU CHECKS FAILED" : "GPU CHECKS PASSED");
+  std::fflush(stdout);
+  _exit(failures ? 1 : 0);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // every line reaches the log, even if a rank is killed
-  MPI_Init(&argc, &argv);
+  const bool ft = argc > 1 && std::strcmp(argv[1], "--ft") == 0;
+  if (ft) {
+    int provided = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    if (argc > 2 && std::strcmp(argv[2], "nccl") != 0) fault_tolerant(argv[2]);
+  } else {
+    MPI_Init(&argc, &argv);
+  }
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < 1) {
     std::printf("no CUDA device: skipped\n");
@@ -267,7 +353,9 @@ int main(int argc, char** argv) {
   ncclGetVersion(&version);
   std::printf("RESULT device %s, NCCL %d\n", prop.name, version);
   try {
-    if (argc > 1 && std::strcmp(argv[1], "--pair") == 0)
+    if (ft)
+      fault_tolerant("nccl");
+    else if (argc > 1 && std::strcmp(argv[1], "--pair") == 0)
       pair();
     else
       single_rank();
