@@ -161,12 +161,11 @@ struct MeshOptions {
   // MPI_THREAD_MULTIPLE, for a watcher thread that probes the root
   // communicator every 50 ms and revokes this rank's communicators of such
   // a backend once a peer revoked the mesh or a member failed): otherwise
-  // creation fails with
-  // unsupported, saying why, on every rank. Off: revoke, agree,
-  // failed_ranks and shrink answer unsupported. Where the program left
-  // SIGPIPE at its default, such a mesh sets it to be ignored: a write to
-  // a dead peer's socket must fail, not end the survivor
-  // (docs/RELIABILITY.md).
+  // creation fails with unsupported, saying why, on every rank. Off:
+  // revoke, agree, failed_ranks and shrink answer unsupported. Where the
+  // program left SIGPIPE at its default, such a mesh sets it to be
+  // ignored: a write to a dead peer's socket must fail, not end the
+  // survivor (docs/RELIABILITY.md).
   bool fault_tolerance = false;
   // Seconds any one wait of the mesh may take (0: no deadline), with
   // fault_tolerance: a rank whose operation (a collective, point to point,
