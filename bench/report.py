@@ -1036,8 +1036,10 @@ def main():
 
     # --- GPU
     w("## GPU figures\n")
-    w("Not measured: no GPU available on this machine (NCCL backend creation and collective overhead "
-      "on GPUs are therefore not in this report).\n")
+    w("Not part of `./run bench` (its machine has no GPU). The NCCL backend's checks and figures on a GPU "
+      "machine (one H100: creation per path, allreduce through the backend against raw ncclAllReduce) come "
+      "from tests/gpu/run-gpu-checks.sh and are in [GPU-RESULTS.md](GPU-RESULTS.md), with their summary in "
+      "[NCCL.md](NCCL.md), \"Checks on a GPU\".\n")
 
     with open(out_md, "w") as f:
         f.write("\n".join(md).rstrip() + "\n")

@@ -10,8 +10,10 @@
 #define BOOST_TEST_MODULE ft_live
 #include "mpi_test.hpp"
 
+#include <cmath>
 #include <csignal>
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 #include "devmesh/devmesh.h"
@@ -119,6 +121,53 @@ BOOST_AUTO_TEST_CASE(shrink_without_failure_keeps_everyone) {
   BOOST_TEST(all.ndim() == 1);
   BOOST_TEST(all.names()[0] == "replicate_shard");
   BOOST_TEST(all.size() == world_size());
+}
+
+// With a deadline, MPI dims reduce small buffers by interruptible point to
+// point (recursive doubling, mpi_backend.cpp) and larger ones by
+// MPI_Iallreduce: both against a brute-force sum, on groups of 2, 3, 4, 6
+// and 8 (a power of two and not), in place and not, for integers (exact)
+// and doubles (the same bits on every member).
+BOOST_AUTO_TEST_CASE(allreduce_with_a_deadline_sums_every_group_size) {
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  devmesh::MeshOptions o;
+  o.fault_tolerance = true;
+  o.deadline = 30;
+  const Mesh hsdp = Mesh::create(MPI_COMM_WORLD, {0, 2}, {"replicate", "shard"}, o);
+  const Mesh six = Mesh::create(MPI_COMM_WORLD, {3, 2}, {"a", "b"}, {7, 1, 5, 3, 0, 6}, o);
+  struct Case {
+    const Mesh* mesh;
+    std::vector<std::string> dims;  // flattened when more than one
+  };
+  const std::vector<Case> cases = {{&hsdp, {"shard"}}, {&hsdp, {"replicate"}}, {&hsdp, {"replicate", "shard"}},
+                                   {&six, {"a"}},      {&six, {"b"}},         {&six, {"a", "b"}}};
+  for (const Case& k : cases) {
+    if (!k.mesh->is_member()) continue;
+    const Mesh v = k.dims.size() == 1 ? *k.mesh : k.mesh->slice(k.dims).flatten();
+    const std::string dim = k.dims.size() == 1 ? k.dims[0] : v.names()[0];
+    devmesh::Communicator& c = v.communicator(dim);
+    const std::vector<int> group = v.group(dim);
+    for (const std::size_t n : {std::size_t{1}, std::size_t{3}, std::size_t{5000}}) {  // 5000 doubles: MPI_Iallreduce
+      BOOST_TEST_CONTEXT("group of " << group.size() << " along " << dim << ", " << n << " elements") {
+        std::vector<std::int64_t> a(n), want(n, 0);
+        std::vector<double> d(n), dsum(n);
+        for (std::size_t i = 0; i < n; ++i) {
+          a[i] = static_cast<std::int64_t>(world_rank() * 1000 + i);
+          d[i] = 1.0 / (world_rank() + 1.0 + static_cast<double>(i));
+          for (int r : group) want[i] += static_cast<std::int64_t>(r * 1000 + i);
+        }
+        c.allreduce(a.data(), a.data(), n, DataType::int64, ReduceOp::sum);  // in place
+        BOOST_TEST(a == want, boost::test_tools::per_element());
+        c.allreduce(d.data(), dsum.data(), n, DataType::float64, ReduceOp::sum);
+        std::vector<double> first(dsum);  // the group's first member's bits
+        c.broadcast(first.data(), n, DataType::float64, 0);
+        BOOST_TEST(std::memcmp(first.data(), dsum.data(), n * sizeof(double)) == 0);
+        double lo = 0;
+        for (int r : group) lo += 1.0 / (r + 1.0);
+        BOOST_TEST(std::abs(dsum[0] - lo) < 1e-12);
+      }
+    }
+  }
 }
 
 // A backend that cannot open on one survivor fails the shrink on every
