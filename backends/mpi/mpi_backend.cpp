@@ -54,36 +54,63 @@ struct Comm {
   // The mesh has a deadline: waits must end when the communicator is
   // revoked (see run()).
   bool interruptible = false;
-  // Of an interruptible communicator: a duplicate of comm for the point to
-  // point of small_allreduce (made by its first call; never seen by the
-  // program, so its receives cannot take the program's messages), and
-  // that function's receive buffer.
+  // Of an interruptible communicator: a duplicate of comm that its
+  // collectives run on (made by the first one: collective_comm()), never
+  // seen by the program, so that small_allreduce's receives cannot take the
+  // program's messages and so that the backend decides when it is freed;
+  // and small_allreduce's receive buffer.
   MPI_Comm own = MPI_COMM_NULL;
   std::vector<char> scratch;
+  // A wait was cut by a revoke, leaving its requests pending: own is then
+  // never freed. MPI cannot cancel a collective, and Open MPI 5.0.11
+  // crashed progressing an abandoned nonblocking collective (libnbc) once
+  // its communicator was freed (in a later, unrelated MPI call).
+  bool abandoned = false;
   ~Comm() {
     int finalized = 0;
     MPI_Finalized(&finalized);
-    if (own != MPI_COMM_NULL && !finalized) MPI_Comm_free(&own);
+    if (own != MPI_COMM_NULL && !finalized && !abandoned) MPI_Comm_free(&own);
   }
 };
 
 MPI_Comm comm_of(void* c) { return static_cast<Comm*>(c)->comm; }
 
 // Waits for the requests (testing each until it completes), or throws
-// revoked as soon as the communicator is revoked.
-void wait_interruptible(const Comm& comm, MPI_Request* r, int n, const char* name) {
+// revoked as soon as the communicator is revoked, abandoning them.
+void wait_interruptible(Comm& comm, MPI_Request* r, int n, const char* name) {
   for (;;) {
     bool all = true;
     for (int i = 0; i < n; ++i) {
       if (r[i] == MPI_REQUEST_NULL) continue;
       int done = 0;
-      detail::check_mpi(MPI_Test(&r[i], &done, MPI_STATUS_IGNORE), name);
+      const int rc = MPI_Test(&r[i], &done, MPI_STATUS_IGNORE);
+      if (rc != MPI_SUCCESS) comm.abandoned = true;  // the others may be pending
+      detail::check_mpi(rc, name);
       all = all && done;
     }
     if (all) return;
-    if (detail::mpi::comm_is_revoked(comm.comm))
+    if (detail::mpi::comm_is_revoked(comm.comm)) {
+      comm.abandoned = true;
       throw Error(Status::revoked, std::string(name) + ": the communicator was revoked while this rank waited");
+    }
   }
+}
+
+// The communicator collectives run on: comm, or the interruptible
+// communicator's own duplicate (made here by the first collective; a
+// revoke during that MPI_Comm_idup abandons it on comm, the one case
+// where an abandoned request stays on the mesh's communicator).
+MPI_Comm collective_comm(void* c) {
+  Comm& comm = *static_cast<Comm*>(c);
+  if (!comm.interruptible) return comm.comm;
+  if (comm.own == MPI_COMM_NULL) {
+    MPI_Comm own = MPI_COMM_NULL;
+    MPI_Request r = MPI_REQUEST_NULL;
+    detail::check_mpi(MPI_Comm_idup(comm.comm, &own, &r), "MPI_Comm_idup");
+    wait_interruptible(comm, &r, 1, "MPI_Comm_idup");
+    comm.own = own;
+  }
+  return comm.own;
 }
 
 // One operation: the blocking MPI call, or, on a communicator of a mesh
@@ -95,7 +122,7 @@ void wait_interruptible(const Comm& comm, MPI_Request* r, int n, const char* nam
 // never used again.
 template <class Blocking, class Start>
 void run(void* c, const char* name, Blocking&& blocking, Start&& start) {
-  const Comm& comm = *static_cast<Comm*>(c);
+  Comm& comm = *static_cast<Comm*>(c);
   if (!comm.interruptible) {
     detail::check_mpi(blocking(), name);
     return;
@@ -120,13 +147,7 @@ constexpr std::size_t small_allreduce_bytes = 16384;
 void small_allreduce(Comm& comm, const void* send, void* recv, int n, MPI_Datatype t, MPI_Op o,
                      std::size_t bytes) {
   const char* name = "MPI_Allreduce (point to point)";
-  if (comm.own == MPI_COMM_NULL) {
-    MPI_Comm own = MPI_COMM_NULL;
-    MPI_Request r = MPI_REQUEST_NULL;
-    detail::check_mpi(MPI_Comm_idup(comm.comm, &own, &r), "MPI_Comm_idup");
-    wait_interruptible(comm, &r, 1, "MPI_Comm_idup");
-    comm.own = own;
-  }
+  collective_comm(&comm);
   if (send != recv) std::memcpy(recv, send, bytes);
   int rank = 0, size = 0;
   DEVMESH_MPI(MPI_Comm_rank(comm.own, &rank));
@@ -212,7 +233,7 @@ int allreduce(void* c, const void* send, void* recv, std::size_t count, int type
     if (comm.interruptible && bytes <= small_allreduce_bytes) return small_allreduce(comm, send, recv, n, t, o, bytes);
     run(
         c, "MPI_Allreduce", [&] { return MPI_Allreduce(in, recv, n, t, o, comm_of(c)); },
-        [&](MPI_Request* r) { return MPI_Iallreduce(in, recv, n, t, o, comm_of(c), r); });
+        [&](MPI_Request* r) { return MPI_Iallreduce(in, recv, n, t, o, collective_comm(c), r); });
   });
 }
 
@@ -226,7 +247,7 @@ int allgather(void* c, const void* send, void* recv, std::size_t count, int type
     const int n = count_of(count);
     run(
         c, "MPI_Allgather", [&] { return MPI_Allgather(in, n, t, recv, n, t, comm_of(c)); },
-        [&](MPI_Request* r) { return MPI_Iallgather(in, n, t, recv, n, t, comm_of(c), r); });
+        [&](MPI_Request* r) { return MPI_Iallgather(in, n, t, recv, n, t, collective_comm(c), r); });
   });
 }
 
@@ -238,7 +259,7 @@ int reduce_scatter(void* c, const void* send, void* recv, std::size_t count, int
     const MPI_Op o = mpi_op(op_of(op));
     run(
         c, "MPI_Reduce_scatter_block", [&] { return MPI_Reduce_scatter_block(in, recv, n, t, o, comm_of(c)); },
-        [&](MPI_Request* r) { return MPI_Ireduce_scatter_block(in, recv, n, t, o, comm_of(c), r); });
+        [&](MPI_Request* r) { return MPI_Ireduce_scatter_block(in, recv, n, t, o, collective_comm(c), r); });
   });
 }
 
@@ -248,7 +269,7 @@ int broadcast(void* c, void* buffer, std::size_t count, int type, int root, void
     const MPI_Datatype t = mpi_datatype(type_of(type));
     run(
         c, "MPI_Bcast", [&] { return MPI_Bcast(buffer, n, t, root, comm_of(c)); },
-        [&](MPI_Request* r) { return MPI_Ibcast(buffer, n, t, root, comm_of(c), r); });
+        [&](MPI_Request* r) { return MPI_Ibcast(buffer, n, t, root, collective_comm(c), r); });
   });
 }
 
@@ -259,7 +280,7 @@ int alltoall(void* c, const void* send, void* recv, std::size_t count, int type,
     const int n = count_of(count);
     run(
         c, "MPI_Alltoall", [&] { return MPI_Alltoall(in, n, t, recv, n, t, comm_of(c)); },
-        [&](MPI_Request* r) { return MPI_Ialltoall(in, n, t, recv, n, t, comm_of(c), r); });
+        [&](MPI_Request* r) { return MPI_Ialltoall(in, n, t, recv, n, t, collective_comm(c), r); });
   });
 }
 
@@ -267,7 +288,7 @@ int barrier(void* c, void*) {
   return plugin::guarded([&] {
     run(
         c, "MPI_Barrier", [&] { return MPI_Barrier(comm_of(c)); },
-        [&](MPI_Request* r) { return MPI_Ibarrier(comm_of(c), r); });
+        [&](MPI_Request* r) { return MPI_Ibarrier(collective_comm(c), r); });
   });
 }
 

@@ -76,6 +76,7 @@ struct comm {
   MPI_Comm control; /* revoke notices */
   int rank, size;
   double timeout;
+  int abandoned;      /* a wait gave up on pending requests (see comm_destroy) */
   int revoked;        /* 1 once revoked here or by a notice */
   int revoked_by;     /* the rank whose notice came first, or -1: this one */
   int revoked_status; /* the status the notice carried (why it was revoked) */
@@ -157,8 +158,11 @@ static int comm_create(void *inst, const devmesh_backend_group_t *group, void **
 
 static void comm_destroy(void *comm) {
   struct comm *c = comm;
-  /* Revoke notices nobody received are dropped with the communicator. */
-  MPI_Comm_free(&c->data);
+  /* Revoke notices nobody received are dropped with the communicator. A
+   * communicator with an abandoned collective is left to MPI, not freed:
+   * Open MPI 5.0.11 crashed progressing such a collective (in a later MPI
+   * call) once its communicator was freed. */
+  if (!c->abandoned) MPI_Comm_free(&c->data);
   MPI_Comm_free(&c->control);
   free(c);
 }
@@ -218,18 +222,26 @@ static int revoked_error(struct comm *c, const char *what) {
 
 /* Waits for n (1 or 2) requests, unless the communicator is revoked or the timeout
  * passes first. Requests left pending then are abandoned with the
- * communicator (MPI cannot cancel a collective). */
+ * communicator (MPI cannot cancel a collective), which is then never freed
+ * (comm_destroy). */
 static int wait_all(struct comm *c, int n, MPI_Request reqs[], const char *what) {
   const double start = MPI_Wtime();
   MPI_Status statuses[2];
   for (;;) {
     int done = 0;
     int rc = MPI_Testall(n, reqs, &done, statuses);
-    if (rc != MPI_SUCCESS) return mpi_fail(rc, what);
-    if (done) return DEVMESH_SUCCESS;
-    if (is_revoked(c)) return revoked_error(c, what);
-    if (c->timeout > 0 && MPI_Wtime() - start > c->timeout)
-      return fail(DEVMESH_ERR_TIMEOUT, "%s: no completion within timeout=%g s", what, c->timeout);
+    if (rc == MPI_SUCCESS && done) return DEVMESH_SUCCESS;
+    int err = DEVMESH_SUCCESS;
+    if (rc != MPI_SUCCESS)
+      err = mpi_fail(rc, what);
+    else if (is_revoked(c))
+      err = revoked_error(c, what);
+    else if (c->timeout > 0 && MPI_Wtime() - start > c->timeout)
+      err = fail(DEVMESH_ERR_TIMEOUT, "%s: no completion within timeout=%g s", what, c->timeout);
+    if (err != DEVMESH_SUCCESS) {
+      c->abandoned = 1; /* requests left pending */
+      return err;
+    }
     sched_yield();
   }
 }
