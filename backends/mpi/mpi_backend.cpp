@@ -119,7 +119,9 @@ MPI_Comm collective_comm(void* c) {
 // deadline). A revoke alone does not end every blocking call: Open MPI
 // 5.0.11 leaves a send to a stopped (live) peer waiting. The request of
 // an operation cut that way is abandoned with its communicator, which is
-// never used again.
+// never used again (nor freed, where it is the backend's: Comm::abandoned).
+// Collectives run on collective_comm(c), point to point on the dim's
+// communicator, where the program's own messages are.
 template <class Blocking, class Start>
 void run(void* c, const char* name, Blocking&& blocking, Start&& start) {
   Comm& comm = *static_cast<Comm*>(c);
