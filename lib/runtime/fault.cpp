@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "mpi_check.hpp"
 #include "mpi_features.hpp"
 
 namespace devmesh::detail {
@@ -116,22 +117,18 @@ void Fault::probe_root() noexcept {
   if (root == MPI_COMM_NULL) return;
   int flag = 0;
   const int rc = MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, root, &flag, MPI_STATUS_IGNORE);
-  if (mpi::comm_is_revoked(root)) {
-    revoke(Status::revoked, "a member of the mesh revoked it", true);
-  } else if (rc != MPI_SUCCESS) {
-    char text[MPI_MAX_ERROR_STRING] = "";
-    int len = 0;
-    MPI_Error_string(rc, text, &len);
-    char reason[MPI_MAX_ERROR_STRING + 96];
-    std::snprintf(reason, sizeof reason, "MPI reported a failure on the mesh's root communicator: %s", text);
-    revoke(Status::revoked, reason, true);
+  if (root_revoked(true) || rc == MPI_SUCCESS) return;
+  try {
+    revoke(Status::revoked, "MPI reported a failure on the mesh's root communicator: " + mpi_error_text(rc), true);
+  } catch (...) {
+    revoke(Status::revoked, {}, true);
   }
 }
 
-bool Fault::root_revoked() noexcept {
+bool Fault::root_revoked(bool from_watchdog) noexcept {
   const MPI_Comm root = root_.load(std::memory_order_acquire);
   if (root == MPI_COMM_NULL || !mpi::comm_is_revoked(root)) return false;
-  revoke(Status::revoked, "a member of the mesh revoked it");
+  revoke(Status::revoked, "a member of the mesh revoked it", from_watchdog);
   return true;
 }
 

@@ -103,7 +103,7 @@ class Fault {
   std::vector<index_t> agreed() const;
 
  private:
-  bool root_revoked() noexcept;
+  bool root_revoked(bool from_watchdog = false) noexcept;  // from_watchdog: as for revoke()
   void start_watchdog();  // under watch_mutex_
   void probe_root() noexcept;
 
