@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
 # Runs every NCCL check on a GPU machine, in one command:
 #   bash tests/gpu/run-gpu-checks.sh [OUT_DIR]
-# The programs come built from the build machine in .gpu/ (tests/gpu/pack.sh),
-# with their MPI (Debian's MPICH, or Open MPI 5 from its wheel, which adds
-# the fault-tolerant check) and every library they need but CUDA's and
-# NCCL's, which this
-# machine brings (/usr/local/cuda, else PyTorch's nvidia-* wheels). Needs no
-# compiler, MPI or network here. Writes OUT_DIR/GPU-RESULTS.md and
-# OUT_DIR/gpu-run.log (default OUT_DIR: docs/).
+# The programs come built from the build machine in .gpu/LEG/, one folder per
+# build (tests/gpu/pack.sh), each with its MPI (Debian's MPICH, or a wheel's
+# MPICH or Open MPI; Open MPI 5's ULFM adds the fault-tolerant check) and
+# every library it needs but CUDA's and NCCL's, which this machine brings
+# (/usr/local/cuda, else PyTorch's nvidia-* wheels). Needs no compiler, MPI
+# or network here. Runs every leg, then writes OUT_DIR/GPU-RESULTS.md (one
+# section per leg) and OUT_DIR/gpu-run.log (default OUT_DIR: docs/); fails
+# if any check of any leg failed.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-docs}
-g=$PWD/.gpu
-[ -x "$g/bin/test_nccl_gpu" ] || { echo "no .gpu/: run tests/gpu/pack.sh on the build machine first" >&2; exit 1; }
+legs=()
+for d in .gpu/*/; do [ -x "$d/bin/test_nccl_gpu" ] && legs+=("$PWD/${d%/}"); done
+[ ${#legs[@]} -gt 0 ] || { echo "no .gpu/LEG/: run tests/gpu/pack.sh on the build machine first" >&2; exit 1; }
 mkdir -p "$out"
 log="$out/gpu-run.log"
 : >"$log"
@@ -22,18 +24,8 @@ wheels=$(python3 -c 'import nvidia; print(" ".join(nvidia.__path__))' 2>/dev/nul
 first() { find -H "${@:2}" -name "$1" 2>/dev/null | head -1; }
 nccl=$(first 'libnccl.so.2' "${CUDA_HOME:-/usr/local/cuda}/lib64" $wheels /usr/lib/x86_64-linux-gnu)
 cudart=$(first 'libcudart.so.13' "${CUDA_HOME:-/usr/local/cuda}/lib64" $wheels /usr/lib/x86_64-linux-gnu)
-export LD_LIBRARY_PATH="$g/mpi/lib:$g/lib:$(dirname "${nccl:-/x}"):$(dirname "${cudart:-/x}")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export PATH="$g/bin:$PATH" DEVMESH_BACKEND_PATH="$g/lib" HYDRA_LAUNCHER=fork MPIR_CVAR_NOLOCAL=1
-# The launcher: Open MPI's mpirun where it came along, else MPICH's hydra.
-if [ -x "$g/mpi/bin/mpirun" ]; then
-  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-  launch=("$g/mpi/bin/mpirun" --oversubscribe)
-else
-  launch=(mpiexec)
-fi
-# test_nccl_cpu reads the plugin's table at the path it was built with.
-plugin=$(cat "$g/plugin-path")
-[ -e "$plugin" ] || { mkdir -p "$(dirname "$plugin")" && ln -s "$g/lib/libdevmesh-backend-nccl.so" "$plugin"; }
+gpu_libs="$(dirname "${nccl:-/x}"):$(dirname "${cudart:-/x}")"
+base_path=$PATH base_ld=${LD_LIBRARY_PATH:-}
 
 step() {  # step NAME SECONDS COMMAND...: one check, its exit status in the log
   local name=$1 limit=$2
@@ -42,9 +34,26 @@ step() {  # step NAME SECONDS COMMAND...: one check, its exit status in the log
   timeout -s KILL "$limit" "$@"
   echo "exit $? ($name)"
 }
-{
-  echo "== libraries: nccl ${nccl:-none}, cudart ${cudart:-none}"
-  echo "== MPI: ${launch[0]}"
+
+run_leg() {  # run_leg DIR: every check with the programs and MPI in DIR
+  local g=$1 launch ulfm=''
+  export LD_LIBRARY_PATH="$g/mpi/lib:$g/lib:$gpu_libs${base_ld:+:$base_ld}"
+  export PATH="$g/mpi/bin:$g/bin:$base_path" DEVMESH_BACKEND_PATH="$g/lib" HYDRA_LAUNCHER=fork MPIR_CVAR_NOLOCAL=1
+  # The launcher: Open MPI's mpirun, else MPICH's hydra (the wheel's or Debian's).
+  if [ -x "$g/mpi/bin/ompi_info" ]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    launch=("$g/mpi/bin/mpirun" --oversubscribe)
+    ulfm=1
+  elif [ -x "$g/mpi/bin/mpiexec" ]; then
+    launch=("$g/mpi/bin/mpiexec")
+  else
+    launch=("$g/bin/mpiexec")
+  fi
+  # test_nccl_cpu reads the plugin's table at the path it was built with.
+  local plugin
+  plugin=$(cat "$g/plugin-path")
+  [ -e "$plugin" ] || { mkdir -p "$(dirname "$plugin")" && ln -sfn "$g/lib/libdevmesh-backend-nccl.so" "$plugin"; }
+  echo "== MPI: $(cat "$g/mpi-name") (${launch[0]})"
   step "1 rank: collectives, point to point, creation paths, hybrid mesh, bandwidth" 200 \
     "${launch[@]}" -n 1 "$g/bin/test_nccl_gpu"
   step "2 ranks on one GPU: same-GPU error" 60 \
@@ -53,22 +62,36 @@ step() {  # step NAME SECONDS COMMAND...: one check, its exit status in the log
     step "nccl-cpu at $n rank(s) with a GPU: per-dim override, options, revoke" 90 \
       "${launch[@]}" -n $n "$g/bin/test_nccl_cpu" --color_output=no --log_level=test_suite
   done
-  if [ -x "$g/mpi/bin/mpirun" ]; then
+  if [ -n "$ulfm" ]; then
     step "fault-tolerant mesh with an NCCL dim: a rank killed, the watcher revokes NCCL, shrink" 60 \
       "${launch[@]}" --with-ft ulfm -n 2 "$g/bin/test_nccl_gpu" --ft
   fi
+}
+
+{
+  echo "== libraries: nccl ${nccl:-none}, cudart ${cudart:-none}"
+  for g in "${legs[@]}"; do
+    echo "==== leg $(basename "$g")"
+    (run_leg "$g")
+  done
 } >>"$log" 2>&1
 
 {
   echo "# NCCL backend on a GPU"
   echo
-  echo "Run by \`tests/gpu/run-gpu-checks.sh\` on $(date -u +%Y-%m-%d) (programs built by \`tests/gpu/pack.sh\`)."
+  echo "Run by \`tests/gpu/run-gpu-checks.sh\` on $(date -u +%Y-%m-%d), one section per build the checks came from (\`tests/gpu/pack.sh\`)."
   echo
   echo "GPU: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1)"
-  echo
-  echo '```'
-  grep -E "^(RESULT|FAIL|GPU CHECKS|exit|==)|error:|Leaving test case|\*\*\* No errors|failure" "$log"
-  echo '```'
+  echo "$(sed -n 1p "$log")"
+  for g in "${legs[@]}"; do
+    echo
+    echo "## $(cat "$g/mpi-name") (build \`$(basename "$g")\`)"
+    echo
+    echo '```'
+    awk -v leg="==== leg $(basename "$g")" '$0 == leg {on=1; next} /^==== leg / {on=0} on' "$log" |
+      grep -E "^(RESULT|FAIL|GPU CHECKS|exit|==)|error:|Leaving test case|\*\*\* No errors|failure"
+    echo '```'
+  done
 } >"$out/GPU-RESULTS.md"
 cat "$out/GPU-RESULTS.md"
 grep -qE "^exit [1-9]" "$log" && exit 1
