@@ -409,7 +409,7 @@ PAIRED_MPIS = [("mpich4", "MPICH %s (Debian, ch4:ucx, yield shim)"),
                ("openmpi5", "Open MPI 5.0.11 (PyPI wheel)")]
 PAIRED_METHODS = [("devmesh", "**devmesh**: Mesh::create + comm(dim) per dim (default path)"),
                   ("create_comms", "devmesh: Mesh::create + create_comms()"),
-                  ("floor", "the floor: the 32-byte MPI_Allreduce, then the group creation devmesh makes per dim, without devmesh"),
+                  ("floor", "the floor: every MPI call of the default path (the 32-byte MPI_Allreduce, the group creation per dim, the local calls around them), without devmesh"),
                   ("split", "hand-written MPI_Comm_split, one per dim")]
 
 
@@ -467,17 +467,19 @@ def paired_section(data, cond, px):
     if not px:
         return ""
     out = ["### Paired, per MPI: the default path against the hand-written splits and the floor\n",
-           "The (2,2,2) mesh at 8 ranks, at **normal priority** with other work on the machine (load "
+           "The (2,2,2) mesh at 8 ranks, at **normal priority** (load "
            "average %s before these runs, %s after; %s), by `bench/creation/paired.cpp`: batches of "
            "%s creations of one method each, the four methods' batches alternating in a rotating "
            "order; each creation starts after a barrier and only the creation is timed (freeing is "
            "not); a batch's time is the slowest rank's mean per creation. The *paired ratio* of A "
            "over B is the median over rounds of A's batch time over B's batch time in the same round "
-           "(IQR in brackets), as for the collectives. The floor is what the default path must do "
-           "in MPI: the argument check's 32-byte MPI_Allreduce over the parent, then one group "
-           "creation per dim by the call devmesh makes on that MPI (MPI_Comm_create_from_group with "
-           "MPICH; MPI_Comm_create_group over the parent with Open MPI, see "
-           "`lib/runtime/mpi_features.hpp`). MPICH's ranks run with the yield shim, Open MPI's with "
+           "(IQR in brackets), as for the collectives. The floor is every MPI call the default path "
+           "makes, in its order, without devmesh: the argument check's 32-byte MPI_Allreduce over the "
+           "parent, then one group creation per dim by the call devmesh makes on that MPI "
+           "(MPI_Comm_create_from_group with MPICH; MPI_Comm_create_group over the parent with Open "
+           "MPI, see `lib/runtime/mpi_features.hpp`), and the local calls around them (the parent's "
+           "group, attribute and error handler; per dim the group, the name, the attribute that sees "
+           "the program free it, the error handler). MPICH's ranks run with the yield shim, Open MPI's with "
            "`mpi_yield_when_idle`.\n" % (cond.get("load_paired_start", "?"), cond.get("load_paired_end", "?"),
                                             cond.get("date_paired", cond.get("date", "?")),
                                             next((ix["split"]["iters"] for ix in px.values() if "split" in ix), "?"))]

@@ -11,11 +11,13 @@
 //   devmesh       Mesh::create, then comm(dim) for every dim (the default path)
 //   create_comms  Mesh::create, then create_comms() (CommPath::automatic)
 //   split         the hand-written code: one MPI_Comm_split per dim
-//   floor         the argument check's 32-byte MPI_Allreduce, then one group
-//                 creation per dim by the call devmesh makes on this MPI:
-//                 MPI_Comm_create_from_group where dims come straight from
-//                 their groups (DEVMESH_DIMS_FROM_GROUP), else
-//                 MPI_Comm_create_group over the parent
+//   floor         every MPI call the default path makes, in its order,
+//                 without devmesh (devmesh_calls): the argument check's
+//                 32-byte MPI_Allreduce, then one group creation per dim by
+//                 the call devmesh makes on this MPI (MPI_Comm_create_from_group
+//                 where dims come straight from their groups,
+//                 DEVMESH_DIMS_FROM_GROUP, else MPI_Comm_create_group over
+//                 the parent), and the local calls around them
 // A batch is `iters` creations of one method; each creation starts after a
 // barrier, only the creation is timed (freeing is not), and the batch's
 // time is the slowest rank's sum over its creations, divided by iters. The
@@ -52,14 +54,50 @@ std::vector<int> parse_dims(const std::string& s) {
   return out;
 }
 
-// The group creations of the floor: the call devmesh's default path makes
-// per dim on this MPI.
-void floor_groups(const std::vector<int>& dims, std::vector<MPI_Comm>& out) {
+// Every MPI call devmesh's default path makes, in its order, without
+// devmesh: Mesh::create's checks, the 32-byte agreement, the parent's
+// group, the lookup of its link to the parent (an attribute, set by the
+// first creation) and its error handler; per dim the group, its creation,
+// then the name, the attribute that sees the program free it, and the
+// parent's error handler (dims last first, as hand_written.hpp lists them).
+int null_delete(MPI_Comm, int, void*, void*) { return MPI_SUCCESS; }
+
+void devmesh_calls(const std::vector<int>& dims, std::vector<MPI_Comm>& out) {
+  static int parent_key = MPI_KEYVAL_INVALID, watch_key = MPI_KEYVAL_INVALID;
+  static int link = 0, watch = 0;
+  if (parent_key == MPI_KEYVAL_INVALID) {
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, null_delete, &parent_key, nullptr);
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, null_delete, &watch_key, nullptr);
+    MPI_Comm_set_attr(MPI_COMM_WORLD, parent_key, &link);
+  }
+  int initialized = 0, finalized = 0, size = 0, rank = 0, found = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::uint64_t in[4] = {1, 2, 0, 0}, agreed[4];
+  MPI_Allreduce(in, agreed, 4, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Group parent = MPI_GROUP_NULL;
+  MPI_Comm_group(MPI_COMM_WORLD, &parent);
+  void* value = nullptr;
+  MPI_Comm_get_attr(MPI_COMM_WORLD, parent_key, &value, &found);
+  MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
+  MPI_Comm_get_errhandler(MPI_COMM_WORLD, &handler);
+  for_each_caller_group(dims, [&](int i, MPI_Group g) {
 #if DEVMESH_DIMS_FROM_GROUP
-  hand_create_from_group(dims, out);
+    const std::string tag = "bench:from_group:" + std::to_string(i);
+    MPI_Comm_create_from_group(g, tag.c_str(), MPI_INFO_NULL, MPI_ERRORS_RETURN, &out[i]);
 #else
-  hand_create_group(dims, out);
+    MPI_Comm_create_group(MPI_COMM_WORLD, g, i, &out[i]);
 #endif
+    const std::string name = "devmesh:d" + std::to_string(i);
+    MPI_Comm_set_name(out[i], name.c_str());
+    MPI_Comm_set_attr(out[i], watch_key, &watch);
+    MPI_Comm_set_errhandler(out[i], handler);
+  });
+  MPI_Errhandler_free(&handler);
+  MPI_Group_free(&parent);
 }
 
 struct Method {
@@ -114,11 +152,9 @@ int main(int argc, char** argv) {
        }},
       {"floor",
        [&] {
-         std::uint64_t in[4] = {1, 2, 0, 0}, out[4];
          std::vector<MPI_Comm> c(nd, MPI_COMM_NULL);
          const double t0 = MPI_Wtime();
-         MPI_Allreduce(in, out, 4, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
-         floor_groups(dims, c);
+         devmesh_calls(dims, c);
          const double t = MPI_Wtime() - t0;
          free_all(c);
          return t;

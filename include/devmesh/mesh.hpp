@@ -101,7 +101,8 @@ enum class CommPath : int {
                      // over the parent: see the top of this file)
   split = 2,         // MPI_Comm_split over all root members (create_comms only)
   cart_sub = 3,      // MPI_Cart_sub where the dim is a set of root dims in
-                     // root order, else create_group (create_comms only)
+                     // root order (of size > 1), else create_group
+                     // (create_comms only)
 };
 
 // The error handler of the communicators a mesh hands out (comm(),

@@ -109,7 +109,9 @@ std::string layout_tag(const std::vector<index_t>& key) {
 }
 
 // The root dims whose modes make up `layout` in root order (MPI_Cart_sub's
-// remain_dims), or an empty vector when the layout is not such a sub-grid.
+// remain_dims), or an empty vector when the layout is not such a sub-grid
+// or keeps no dim (a layout of size 1: MPI_Cart_sub keeping no dim makes
+// one 0-dimensional grid of a single process, MPI_COMM_NULL elsewhere).
 std::vector<int> cart_remain(const View& root, const Layout& layout) {
   const Layout want = coalesce(layout);
   std::vector<int> remain(root.ndim(), 0);
@@ -122,7 +124,7 @@ std::vector<int> cart_remain(const View& root, const Layout& layout) {
         picked.modes.push_back(m);
       }
   }
-  if (coalesce(picked) != want) return {};
+  if (picked.modes.empty() || coalesce(picked) != want) return {};
   return remain;
 }
 
@@ -656,9 +658,15 @@ void MeshState::create_comms(const Lock& lock, const View& v, CommPath path) {
     return_errors(c);
     hand_out(lock, std::move(key), c, comm_name(d.name));
   }
+  // Each dim's backend communicator, made now where its making is a
+  // collective (a plugin's: all root members are here together); the
+  // built-in MPI backend's is local (a wrapper of the communicator), made
+  // when first used as after comm(dim).
   for (const Dim& d : v.dims()) {
     auto it = chosen_.find({d.name, key_of(d.layout)});
-    communicator(lock, d.layout, d.name, it != chosen_.end() ? it->second : detail::backend_of(options_, d.name), true);
+    const BackendSpec spec = it != chosen_.end() ? it->second : detail::backend_of(options_, d.name);
+    if (spec.name == "mpi") continue;
+    communicator(lock, d.layout, d.name, spec, true);
   }
 }
 

@@ -6,7 +6,8 @@
 // ignored from a fault-tolerant creation on, a program's own choice kept;
 // a backend failing to open on one survivor fails a shrink on all; a
 // backend whose revoke stays local is revoked on every member by the
-// mesh's watcher, and one with no way to revoke is refused.
+// mesh's watcher, and one with no way to revoke is refused; below
+// MPI_THREAD_MULTIPLE, what needs a thread of the mesh's own is refused.
 #define BOOST_TEST_MODULE ft_live
 #include "mpi_test.hpp"
 
@@ -231,6 +232,58 @@ BOOST_AUTO_TEST_CASE(a_backend_that_cannot_revoke_for_the_mesh_is_refused) {
   BOOST_TEST(status_of([&] { Mesh::create(MPI_COMM_WORLD, {0, 2}, {"replicate", "shard"}, o); }, &msg) ==
              Status::unsupported);
   BOOST_TEST(msg.find("'norevokecaps3' cannot revoke its communicators for the mesh") != std::string::npos, msg);
+}
+
+// What needs a thread of the mesh's own (a deadline's watchdog; the
+// watcher that spreads a backend's local revoke) needs
+// MPI_THREAD_MULTIPLE: below it, every rank fails creation alike with
+// invalid_argument naming it (run with --thread-serialized, test
+// fault-live-serialized); with it, the same meshes work. A mesh with
+// neither needs no thread level.
+BOOST_AUTO_TEST_CASE(thread_level_below_multiple_refuses_what_needs_a_thread) {
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  int provided = 0;
+  MPI_Query_thread(&provided);
+  devmesh::MeshOptions local;
+  local.fault_tolerance = true;
+  local.dim_backends = {{"replicate", "localrevoke3"}};
+  devmesh::MeshOptions deadline;
+  deadline.fault_tolerance = true;
+  deadline.deadline = 30;
+  const std::vector<int> shape{0, 2};
+  const std::vector<std::string> names{"replicate", "shard"};
+  std::string msg;
+  const Status with_local = status_of([&] {
+    const Mesh m = Mesh::create(MPI_COMM_WORLD, shape, names, local);
+    int x = 1, y = 0;
+    m.communicator("replicate").allreduce(&x, &y, 1, DataType::int32, ReduceOp::sum);
+    BOOST_TEST(y == world_size() / 2);
+  }, &msg);
+  if (provided < MPI_THREAD_MULTIPLE) {
+    BOOST_TEST(with_local == Status::invalid_argument);
+    BOOST_TEST(msg.find("'localrevoke3', whose revoke stays on the calling rank, needs MPI_THREAD_MULTIPLE") !=
+                   std::string::npos, msg);
+  } else {
+    BOOST_TEST(with_local == Status::success, msg);
+  }
+  msg.clear();
+  const Status with_deadline = status_of([&] {
+    const Mesh m = Mesh::create(MPI_COMM_WORLD, shape, names, deadline);
+    int x = 1, y = 0;
+    m.communicator("shard").allreduce(&x, &y, 1, DataType::int32, ReduceOp::sum);
+    BOOST_TEST(y == 2);
+  }, &msg);
+  if (provided < MPI_THREAD_MULTIPLE) {
+    BOOST_TEST(with_deadline == Status::invalid_argument);
+    BOOST_TEST(msg.find("a deadline needs MPI_THREAD_MULTIPLE") != std::string::npos, msg);
+  } else {
+    BOOST_TEST(with_deadline == Status::success, msg);
+  }
+  // Fault tolerance alone (ULFM spreads the MPI dims' revokes itself).
+  const Mesh m = hsdp();
+  int x = 1, y = 0;
+  m.communicator("replicate").allreduce(&x, &y, 1, DataType::int32, ReduceOp::sum);
+  BOOST_TEST(y == world_size() / 2);
 }
 
 BOOST_AUTO_TEST_CASE(a_revoke_reaches_every_member) {

@@ -1,7 +1,9 @@
 // main() for Boost.Test suites run under mpiexec.
 //
 // * MPI is initialised with MPI_THREAD_MULTIPLE before the tests and
-//   finalised after them.
+//   finalised after them; the argument --thread-serialized (taken out
+//   before Boost.Test reads the rest) asks for MPI_THREAD_SERIALIZED
+//   instead (for what devmesh refuses below MPI_THREAD_MULTIPLE).
 // * Only rank 0 prints the log and report; other ranks print failures only.
 // * A fatal assertion on one rank would leave the others waiting in a
 //   collective forever: an observer turns an aborted test unit into
@@ -15,6 +17,7 @@
 #include <boost/test/tree/observer.hpp>
 #include <boost/test/unit_test.hpp>
 #include <cstdio>
+#include <cstring>
 
 namespace {
 
@@ -46,7 +49,15 @@ bool init() {
 
 int main(int argc, char** argv) {
   int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  bool serialized = false;
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--thread-serialized") == 0) {
+      serialized = true;
+      for (int j = i; j + 1 < argc; ++j) argv[j] = argv[j + 1];
+      argv[--argc] = nullptr;
+      break;
+    }
+  MPI_Init_thread(&argc, &argv, serialized ? MPI_THREAD_SERIALIZED : MPI_THREAD_MULTIPLE, &provided);
   int rc = boost::unit_test::unit_test_main(&init, argc, argv);
   int worst = 0;
   MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
