@@ -97,9 +97,9 @@ void wait_interruptible(Comm& comm, MPI_Request* r, int n, const char* name) {
 }
 
 // The communicator collectives run on: comm, or the interruptible
-// communicator's own duplicate (made here by the first collective; a
-// revoke during that MPI_Comm_idup abandons it on comm, the one case
-// where an abandoned request stays on the mesh's communicator).
+// communicator's own duplicate (made here by the first collective). A
+// revoke during that MPI_Comm_idup abandons it on comm, the mesh's
+// communicator, which the mesh then leaves unfreed (leave_unfreed).
 MPI_Comm collective_comm(void* c) {
   Comm& comm = *static_cast<Comm*>(c);
   if (!comm.interruptible) return comm.comm;
@@ -107,7 +107,12 @@ MPI_Comm collective_comm(void* c) {
     MPI_Comm own = MPI_COMM_NULL;
     MPI_Request r = MPI_REQUEST_NULL;
     detail::check_mpi(MPI_Comm_idup(comm.comm, &own, &r), "MPI_Comm_idup");
-    wait_interruptible(comm, &r, 1, "MPI_Comm_idup");
+    try {
+      wait_interruptible(comm, &r, 1, "MPI_Comm_idup");
+    } catch (...) {
+      if (comm.abandoned) detail::leave_unfreed(comm.comm);
+      throw;
+    }
     comm.own = own;
   }
   return comm.own;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <mutex>
+#include <vector>
 
 namespace devmesh::detail {
 
@@ -76,6 +78,26 @@ void check_parent_usable(MPI_Comm parent) {
   if (finalized || (!initialized && !sessions))
     throw Error(Status::invalid_argument, "MPI is not initialized (or already finalized)");
   if (parent == MPI_COMM_NULL) throw Error(Status::invalid_argument, "the parent communicator is MPI_COMM_NULL");
+}
+
+namespace {
+
+std::mutex unfreed_mutex;
+std::vector<MPI_Comm> unfreed;
+
+}  // namespace
+
+void leave_unfreed(MPI_Comm comm) {
+  std::lock_guard lock(unfreed_mutex);
+  unfreed.push_back(comm);
+}
+
+bool left_unfreed(MPI_Comm comm) {
+  std::lock_guard lock(unfreed_mutex);
+  const auto it = std::find(unfreed.begin(), unfreed.end(), comm);
+  if (it == unfreed.end()) return false;
+  unfreed.erase(it);
+  return true;
 }
 
 }  // namespace devmesh::detail

@@ -36,6 +36,17 @@ void return_errors(MPI_Comm& comm);
 // MPI_COMM_SELF (which MPI_Init makes), i.e. one made from a session's group.
 void check_parent_usable(MPI_Comm parent);
 
+// A communicator with a request that will never complete (a wait cut by a
+// revoke) must never be freed: MPI cannot cancel a collective, and Open
+// MPI 5.0.11 crashed progressing an abandoned nonblocking collective once
+// its communicator was freed. leave_unfreed(comm) says so of a communicator
+// devmesh hands out (the built-in MPI backend, whose first interruptible
+// collective makes its duplicate by MPI_Comm_idup on it); the mesh then
+// releases it without MPI_Comm_free (left_unfreed(comm) is true once, and
+// forgets it).
+void leave_unfreed(MPI_Comm comm);
+bool left_unfreed(MPI_Comm comm);
+
 }  // namespace devmesh::detail
 
 // DEVMESH_MPI(MPI_Comm_rank(comm, &rank)) throws Error(backend) when the call

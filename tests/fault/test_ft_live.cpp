@@ -7,7 +7,9 @@
 // a backend failing to open on one survivor fails a shrink on all; a
 // backend whose revoke stays local is revoked on every member by the
 // mesh's watcher, and one with no way to revoke is refused; below
-// MPI_THREAD_MULTIPLE, what needs a thread of the mesh's own is refused.
+// MPI_THREAD_MULTIPLE, what needs a thread of the mesh's own is refused; a
+// deadline cutting the making of an MPI dim's private duplicate leaves
+// that dim's communicator unfreed.
 #define BOOST_TEST_MODULE ft_live
 #include "mpi_test.hpp"
 
@@ -16,7 +18,9 @@
 #include <chrono>
 #include <cstring>
 #include <thread>
+#include <vector>
 
+#include "comm_counter.hpp"
 #include "devmesh/devmesh.h"
 #include "devmesh/mesh.hpp"
 
@@ -232,6 +236,58 @@ BOOST_AUTO_TEST_CASE(a_backend_that_cannot_revoke_for_the_mesh_is_refused) {
   BOOST_TEST(status_of([&] { Mesh::create(MPI_COMM_WORLD, {0, 2}, {"replicate", "shard"}, o); }, &msg) ==
              Status::unsupported);
   BOOST_TEST(msg.find("'norevokecaps3' cannot revoke its communicators for the mesh") != std::string::npos, msg);
+}
+
+// A deadline passing in the first collective of an MPI dim, while the
+// backend makes its private duplicate (MPI_Comm_idup on the dim's
+// communicator, which the peer never joins): the request stays pending on
+// the mesh's communicator, so destroying the mesh must leave that one
+// communicator unfreed (Open MPI 5.0.11 crashed progressing an abandoned
+// nonblocking collective on a freed communicator) and free every other;
+// the process then goes on making and using meshes. Local rank 0 of each
+// shard pair reduces; local rank 1 waits in a receive instead (point to
+// point: no duplicate).
+BOOST_AUTO_TEST_CASE(a_deadline_in_the_first_collective_leaves_its_communicator_unfreed) {
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  int provided = 0;
+  MPI_Query_thread(&provided);
+  if (provided < MPI_THREAD_MULTIPLE) return;  // a deadline needs it
+  devmesh::MeshOptions o;
+  o.fault_tolerance = true;
+  o.deadline = 1;
+  long freed = 0;
+  bool reduced = false;
+  {
+    const Mesh m = Mesh::create(MPI_COMM_WORLD, {0, 2}, {"replicate", "shard"}, o);
+    auto& shard = m.communicator("shard");
+    reduced = shard.rank() == 0;
+    int x = 1, y = 0;
+    const Status s = reduced ? status_of([&] { shard.allreduce(&x, &y, 1, DataType::int32, ReduceOp::sum); })
+                             : status_of([&] { shard.recv(&x, 1, DataType::int32, 0); });
+    BOOST_TEST((s == Status::timeout || s == Status::revoked), "status " << static_cast<int>(s));
+    BOOST_TEST(m.is_revoked());
+    freed = comm_counter::freed();
+  }
+  freed = comm_counter::freed() - freed;
+  // What each rank freed at the mesh's end: one less where the reduction
+  // was cut in the duplicate's making.
+  const int n = world_size();
+  std::vector<long> all(static_cast<std::size_t>(2 * n));
+  const long mine[2] = {reduced ? 1 : 0, freed};
+  MPI_Allgather(mine, 2, MPI_LONG, all.data(), 2, MPI_LONG, MPI_COMM_WORLD);
+  for (int r = 0; r < n; ++r) {
+    const long other = all[static_cast<std::size_t>(2 * (r ^ 1) + 1)];
+    if (all[static_cast<std::size_t>(2 * r)] == 1)
+      BOOST_TEST(all[static_cast<std::size_t>(2 * r + 1)] == other - 1, "rank " << r);
+  }
+  BOOST_TEST(freed > 0);
+  // The process goes on.
+  const Mesh next = hsdp();
+  int one = 1, sum = 0;
+  next.communicator("replicate").allreduce(&one, &sum, 1, DataType::int32, ReduceOp::sum);
+  BOOST_TEST(sum == world_size() / 2);
+  next.communicator("shard").allreduce(&one, &sum, 1, DataType::int32, ReduceOp::sum);
+  BOOST_TEST(sum == 2);
 }
 
 // What needs a thread of the mesh's own (a deadline's watchdog; the
