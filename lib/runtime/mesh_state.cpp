@@ -187,10 +187,12 @@ void MeshState::release() noexcept {
     // A communicator the program freed is not freed again; the others'
     // watch callbacks must not take devmesh's own free for the program's.
     if (h.watch) h.watch->releasing = true;
-    if (!alive || !h.owned || h.comm == MPI_COMM_NULL || (h.watch && h.watch->freed_by_program)) continue;
+    if (!alive || !h.owned || h.comm == MPI_COMM_NULL) continue;
     // One with a request that never completes is left, without the
     // attribute that points at its watch (see leave_unfreed).
-    if (left_unfreed(h.comm))
+    const bool unfreed = left_unfreed(h.comm);
+    if (h.watch && h.watch->freed_by_program) continue;
+    if (unfreed)
       MPI_Comm_delete_attr(h.comm, watch_keyval());
     else
       MPI_Comm_free(&h.comm);
