@@ -668,7 +668,7 @@ def main():
     px = paired_index(data)
     realtime = cond.get("priority", "").startswith("real-time")
     regime = "real-time priority (quiet machine)" if realtime else "normal priority"
-    alt_regime = "normal priority (other work running)"
+    alt_regime = "normal priority"
     rel = os.path.relpath(plot_dir, os.path.dirname(out_md))
     all_ranks = sorted({r["ranks"] for r in creation})
 
