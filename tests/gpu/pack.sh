@@ -62,7 +62,9 @@ done | sort -u | while read -r name path; do
     cp -L "$path" "$leg/lib/$name"
 done
 # Without debug information: what travels to a GPU machine is limited in size.
-strip --strip-debug "$leg"/bin/test_* "$leg"/lib/* "$leg"/mpi/lib/libmpi*.so.* 2>/dev/null || true
+mpi_libs=("$leg"/mpi/lib/libmpi*.so.*)  # a wheel's libmpi, copied above
+[ -e "${mpi_libs[0]}" ] || mpi_libs=()
+strip --strip-debug "$leg"/bin/test_* "$leg"/lib/* "${mpi_libs[@]}"
 # The plugin's path compiled into test_nccl_cpu, for run-gpu-checks.sh to recreate there.
 readlink -f "$build/backends/nccl/libdevmesh-backend-nccl.so" >"$leg/plugin-path"
 du -sh "$leg" .gpu
