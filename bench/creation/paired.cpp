@@ -86,8 +86,7 @@ void devmesh_calls(const std::vector<int>& dims, std::vector<MPI_Comm>& out) {
   MPI_Comm_get_errhandler(MPI_COMM_WORLD, &handler);
   for_each_caller_group(dims, [&](int i, MPI_Group g) {
 #if DEVMESH_DIMS_FROM_GROUP
-    const std::string tag = "bench:from_group:" + std::to_string(i);
-    MPI_Comm_create_from_group(g, tag.c_str(), MPI_INFO_NULL, MPI_ERRORS_RETURN, &out[i]);
+    comm_from_group(i, g, &out[i]);
 #else
     MPI_Comm_create_group(MPI_COMM_WORLD, g, i, &out[i]);
 #endif
