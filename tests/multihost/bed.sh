@@ -18,10 +18,11 @@
 #   bed_link up|down     the link between the hosts
 #   bed_mpiexec ARGS...  hydra started on the first host, across the bed,
 #                        UCX over TCP (so data crosses the veth), yield shim
-#   bed_mpirun MPIRUN ARGS...
+#   bed_mpirun OUT MPIRUN ARGS...
 #                        Open MPI 5's mpirun (prterun) on the first host,
 #                        its daemons started on the hosts through
-#                        $BED_PRTE_AGENT, UCX over TCP, ranks that yield
+#                        $BED_PRTE_AGENT, UCX over TCP, ranks that yield;
+#                        its output in OUT
 #
 # Names are unique per run (the PID), so runs on one machine do not meet.
 
@@ -176,13 +177,27 @@ bed_mpiexec() {
     -genv UCX_TLS tcp,self ${BED_YIELD:+-genv LD_PRELOAD "$BED_YIELD"} "$@"
 }
 
-# bed_mpirun MPIRUN ARGS...: Open MPI 5's mpirun on host0 across the bed
-# (give --host), as root, binding off (the hosts share the machine's 2
-# cores), ranks yielding the cores when idle.
+# bed_mpirun OUT MPIRUN ARGS...: Open MPI 5's mpirun on host0 across the
+# bed (give --host), as root, binding off (the hosts share the machine's 2
+# cores), ranks yielding the cores when idle; stdout and stderr in OUT.
+# A daemon of Open MPI 5.0.11 can fail to start its PMIx server when many
+# jobs start and end on a loaded machine: mpirun then says "A daemon failed
+# to report back" with "Daemon exit status: 213" before any rank runs. Such
+# a launch is tried again, twice at most, as tests/support/mpiexec does for
+# a local launch; any other outcome is the job's.
 bed_mpirun() {
-  local mpirun=$1
-  shift
-  bed_on host0 env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-    "$mpirun" --prtemca plm_ssh_agent "$BED_PRTE_AGENT" --bind-to none \
-    -x UCX_TLS=tcp,self -x OMPI_MCA_mpi_yield_when_idle=1 "$@"
+  local out=$1 mpirun=$2 attempt rc
+  shift 2
+  for attempt in 1 2 3; do
+    rc=0
+    bed_on host0 env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+      "$mpirun" --prtemca plm_ssh_agent "$BED_PRTE_AGENT" --bind-to none \
+      -x UCX_TLS=tcp,self -x OMPI_MCA_mpi_yield_when_idle=1 "$@" >"$out" 2>&1 || rc=$?
+    if [ "$attempt" -eq 3 ] || ! grep -q 'A daemon failed to report back' "$out" ||
+       ! grep -q 'Daemon exit status: 213' "$out"; then
+      return "$rc"
+    fi
+    cp "$out" "$out.launch-$attempt"
+    bed_log "mpirun: a daemon did not start (status 213), starting the job again"
+  done
 }

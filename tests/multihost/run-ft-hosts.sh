@@ -41,7 +41,7 @@ job_out=""
 run_job() {
   job_out=$BED_DIR/job-$RANDOM.txt
   : >"$job_out"
-  bed_mpirun "$mpirun" --with-ft ulfm --mca coll ^han --host host0:4,host1:4 -n 8 "$@" >"$job_out" 2>&1 &
+  bed_mpirun "$job_out" "$mpirun" --with-ft ulfm --mca coll ^han --host host0:4,host1:4 -n 8 "$@" &
   job=$!
 }
 # wait_lines N PATTERN: until N lines of the output match (60 s), then
