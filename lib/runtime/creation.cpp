@@ -378,7 +378,7 @@ Mesh build(Creation& c) {
   // (host_aware), where dims' communicators do not come straight from their
   // groups: they come from the root communicator, made here, as that parent
   // is freed at the end of creation (non-members get MPI_COMM_NULL); and a
-  // fault-tolerant mesh, whose dims are split from it (MeshState::make_comm).
+  // fault-tolerant mesh, whose dims are made from it (MeshState::make_comm).
   // Every other kind makes none: dims come from their groups, or from the
   // program's parent while it lives (see MeshState::watch_parent).
   const bool group_is_root = c.group_comm != MPI_COMM_NULL && !r.options.host_aware;

@@ -451,14 +451,21 @@ MeshState::Handout& MeshState::entry(const Lock& lock, const Layout& layout, std
 // made, else over the program's parent (watched: a freed parent left the
 // root communicator behind, see keep_members).
 MPI_Comm MeshState::make_comm(const Lock& lock, const std::vector<int>& members, const std::string& what) {
-  // A fault-tolerant mesh splits the root communicator: a creation over
-  // all root members, which ULFM makes uniform and which a revoke or a
-  // death interrupts (a creation over a group, MPI_Comm_create_group, goes
-  // on waiting for a member that left it).
+  // A fault-tolerant mesh makes it by MPI_Comm_create over the root
+  // communicator, each member passing its own group (the layout's groups
+  // partition the root): a creation over all root members, which ULFM makes
+  // uniform and which a revoke or a death interrupts (a creation over a
+  // group, MPI_Comm_create_group, goes on waiting for a member that left
+  // it). It is MPI_Comm_split without the split's allgather of every
+  // member's colour and key, which the members' groups make needless.
   if (fault_) {
-    const auto me = std::find(members.begin(), members.end(), index_);
+    const MPI_Comm root = root_comm(lock);
+    MPI_Group group = MPI_GROUP_NULL;
+    DEVMESH_MPI(MPI_Group_incl(root_group_, static_cast<int>(members.size()), members.data(), &group));
     MPI_Comm c = MPI_COMM_NULL;
-    DEVMESH_MPI(MPI_Comm_split(root_comm(lock), members.front(), static_cast<int>(me - members.begin()), &c));
+    const int rc = MPI_Comm_create(root, group, &c);
+    MPI_Group_free(&group);
+    check_mpi(rc, "MPI_Comm_create");
     return_errors(c);
     return c;
   }
