@@ -200,6 +200,12 @@ def test_errors():
     expect_error(ia, "--shape", "", "--names", "a")
     expect_error(ia, *base, "--unflatten", "dp:2")
     expect_error(ia, *base, "--unflatten", "dp:2,x:a,b")
+    # The chain's steps take no value (CLI11 would add it to their count).
+    expect_error(ia, *base, "--root=3")
+    expect_error(ia, *base, "--push=1", "--concatenate")
+    expect_error(ia, *base, "--slice", "dp", "--push", "--concatenate=2")
+    expect_error(ia, *base, "--root=7766279631452241918", "--root=7766279631452241918")
+    expect_error(ia, *base, "--root=99999999999999999999")
     # The model's errors.
     expect_error(ia, "--shape", "2,2", "--names", "a")
     expect_error(ia, "--shape", "2,-2", "--names", "a,b")

@@ -284,10 +284,16 @@ int run_plan(int argc, char** argv, std::ostream& to_stdout, std::ostream& to_st
   CLI::Option* unflatten_opt =
       app.add_option("--unflatten", unflattens, "DIM:SIZES:NAMES, e.g. dp:2,2:dp_shard,dp_rep")
           ->allow_extra_args(false);
-  CLI::Option* root_opt = app.add_flag("--root", roots, "back to the root view");
-  CLI::Option* push_opt = app.add_flag("--push", pushes, "keep the current view for --concatenate (the chain goes on from it)");
-  CLI::Option* concat_opt = app.add_flag(
-      "--concatenate", concatenates, "the views kept by --push, then the current view, as one view (their dims in turn)");
+  // Steps of the chain, counted: they take no value (CLI11 would add a
+  // value given as --root=N to the count, and overflow on large ones).
+  CLI::Option* root_opt = app.add_flag("--root", roots, "back to the root view")->disable_flag_override();
+  CLI::Option* push_opt =
+      app.add_flag("--push", pushes, "keep the current view for --concatenate (the chain goes on from it)")
+          ->disable_flag_override();
+  CLI::Option* concat_opt =
+      app.add_flag("--concatenate", concatenates,
+                   "the views kept by --push, then the current view, as one view (their dims in turn)")
+          ->disable_flag_override();
   std::string failed;
   std::vector<std::string> shrinks;
   CLI::Option* failed_opt =
