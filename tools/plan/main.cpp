@@ -380,8 +380,9 @@ int run_plan(int argc, char** argv, std::ostream& to_stdout, std::ostream& to_st
   } catch (const CLI::ParseError& e) {
     return fail(json, Status::invalid_argument, e.what(), to_stdout, to_stderr);
   } catch (const std::exception& e) {
-    // CLI11 2.1 lets std::stoll's out_of_range escape from a flag given a
-    // huge value (--root=99999999999999999999).
+    // CLI11 2.1 lets std::stoll's out_of_range escape from a counted flag
+    // given a huge value (--root=99999999999999999999, before the chain's
+    // flags refused values): whatever escapes is an error, not an abort.
     return fail(json, Status::invalid_argument,
                 std::string("a value on the command line is out of range (") + e.what() + ")", to_stdout,
                 to_stderr);
