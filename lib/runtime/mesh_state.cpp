@@ -459,13 +459,7 @@ MPI_Comm MeshState::make_comm(const Lock& lock, const std::vector<int>& members,
   // it). It is MPI_Comm_split without the split's allgather of every
   // member's colour and key, which the members' groups make needless.
   if (fault_) {
-    const MPI_Comm root = root_comm(lock);
-    MPI_Group group = MPI_GROUP_NULL;
-    DEVMESH_MPI(MPI_Group_incl(root_group_, static_cast<int>(members.size()), members.data(), &group));
-    MPI_Comm c = MPI_COMM_NULL;
-    const int rc = MPI_Comm_create(root, group, &c);
-    MPI_Group_free(&group);
-    check_mpi(rc, "MPI_Comm_create");
+    MPI_Comm c = mpi::comm_create_over(root_group_, members, root_comm(lock));
     return_errors(c);
     return c;
   }

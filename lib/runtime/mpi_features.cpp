@@ -67,6 +67,14 @@ MPI_Comm comm_from_members(MPI_Group root_group, const std::vector<int>& members
   });
 }
 
+MPI_Comm comm_create_over(MPI_Group root_group, const std::vector<int>& members, MPI_Comm over) {
+  return with_group(root_group, members, [&](MPI_Group group) {
+    MPI_Comm comm = MPI_COMM_NULL;
+    DEVMESH_MPI(MPI_Comm_create(over, group, &comm));
+    return comm;
+  });
+}
+
 
 #if DEVMESH_HAVE_ULFM
 

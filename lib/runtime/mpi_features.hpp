@@ -41,6 +41,13 @@ inline constexpr bool dims_from_group = has_comm_from_group && DEVMESH_MPI_IS_OP
 MPI_Comm comm_from_members(MPI_Group root_group, const std::vector<int>& members, const std::string& tag,
                            MPI_Comm over);
 
+// The same communicator by MPI_Comm_create over `over` (whose group is
+// root_group, in its order), each caller passing its own members; it has
+// `over`'s error handler. Collective over every rank of `over`: ULFM
+// interrupts it when one dies or `over` is revoked. The callers' member
+// lists must be disjoint or equal.
+MPI_Comm comm_create_over(MPI_Group root_group, const std::vector<int>& members, MPI_Comm over);
+
 // The communicator of a group that no communicator holds yet (MPI
 // Sessions), errors returned. Collective over the group's members, who all
 // pass the same tag. Without has_comm_from_group: Error(unsupported), no
