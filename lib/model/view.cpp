@@ -14,13 +14,19 @@ namespace detail {
 struct Root {
   std::vector<index_t> shape;
   std::vector<std::string> names;
-  std::vector<Dim> dims;  // the root view's dims
+  // The root view's dims, made on first use: creation's views hold their
+  // own, and most roots are never asked.
+  const std::vector<Dim>& dims() const;
   index_t size = 1;       // W
   index_t world = 0;      // parent size
   std::vector<index_t> ranks;                          // empty = identity
   std::vector<std::pair<index_t, index_t>> by_rank;    // (parent rank, root index), sorted
   mutable std::mutex registry_mutex;
   std::vector<Dim> registry;                           // flattened names
+
+ private:
+  mutable std::once_flag dims_once_;
+  mutable std::vector<Dim> dims_;
 };
 
 }  // namespace detail
@@ -35,6 +41,14 @@ const Dim* find(const std::vector<Dim>& dims, std::string_view name) noexcept {
   return nullptr;
 }
 
+// The root dims of a row-major layout, one per name.
+std::vector<Dim> root_dims(const Layout& row_major, const std::vector<std::string>& names) {
+  std::vector<Dim> dims;
+  dims.reserve(names.size());
+  for (std::size_t i = 0; i < names.size(); ++i) dims.push_back({names[i], Layout{{row_major.modes[i]}}});
+  return dims;
+}
+
 using detail::check_name;
 using detail::join;
 using detail::quoted;
@@ -42,6 +56,11 @@ using detail::quoted;
 }  // namespace
 
 namespace detail {
+
+const std::vector<Dim>& Root::dims() const {
+  std::call_once(dims_once_, [this] { dims_ = root_dims(row_major(shape), names); });
+  return dims_;
+}
 
 std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
 
@@ -122,8 +141,7 @@ View View::create(RootSpec spec) {
   root->size = total;
   root->world = spec.world;
   root->ranks = std::move(spec.ranks);
-  for (std::size_t i = 0; i < nd; ++i) root->dims.push_back({root->names[i], Layout{{rm.modes[i]}}});
-  std::vector<Dim> dims = root->dims;
+  std::vector<Dim> dims = root_dims(rm, root->names);
   return View(std::move(root), std::move(dims), true);
 }
 
@@ -257,7 +275,7 @@ View View::flatten(std::optional<std::string> name) const {
   // (flattening a 1-D view into its own name is the view itself); for
   // another layout it is a clash. Layouts compare coalesced, as for
   // registered names (unflattening a size-1 dim drops its size-1 mode).
-  if (const Dim* r = find(root_->dims, flat.name)) {
+  if (const Dim* r = find(root_->dims(), flat.name)) {
     if (coalesce(flat.layout) != coalesce(r->layout))
       fail(Status::duplicate_name, "flatten name " + quoted(flat.name) + " is a dim of the root mesh, " +
                                        devmesh::to_string(r->layout) + ", not " + devmesh::to_string(flat.layout));
@@ -325,7 +343,7 @@ View View::unflatten(std::string_view dim, std::span<const index_t> sizes,
   // dim again, as in PyTorch; for another layout it is a clash.
   for (std::size_t i = 0; i < names.size(); ++i) {
     const Layout mine = coalesce(parts[i]);
-    if (const Dim* r = find(root_->dims, names[i]); r && names[i] != dim && coalesce(r->layout) != mine)
+    if (const Dim* r = find(root_->dims(), names[i]); r && names[i] != dim && coalesce(r->layout) != mine)
       fail(Status::duplicate_name, "unflatten name " + quoted(names[i]) + " is a dim of the root mesh, " +
                                        devmesh::to_string(r->layout) + ", not " + devmesh::to_string(parts[i]));
     std::lock_guard lock(root_->registry_mutex);
@@ -339,7 +357,7 @@ View View::unflatten(std::string_view dim, std::span<const index_t> sizes,
   return View(root_, std::move(out), false);
 }
 
-View View::root() const { return View(root_, root_->dims, true); }
+View View::root() const { return View(root_, root_->dims(), true); }
 
 std::vector<index_t> View::coordinate(index_t x) const {
   std::vector<index_t> c(dims_.size());

@@ -14,7 +14,7 @@ int lowest(MPI_Comm comm, bool mine, int me) {
   return out;
 }
 
-[[noreturn]] void inconsistent(MPI_Comm comm, std::string_view call, const std::vector<Field>& fields,
+[[noreturn]] void inconsistent(MPI_Comm comm, std::string_view call, std::span<const Field> fields,
                                const std::vector<bool>& differs, int me, Status local, const std::string& message) {
   // Rank 0's digests, then per differing field the lowest rank whose digest
   // is not rank 0's.
@@ -47,7 +47,7 @@ std::string cut_message(std::string_view message) {
   return std::string(message.substr(0, max_message)) + " [cut at 4 KiB]";
 }
 
-std::uint64_t agree(MPI_Comm comm, std::string_view call, const std::vector<Field>& fields, Status local,
+std::uint64_t agree(MPI_Comm comm, std::string_view call, std::span<const Field> fields, Status local,
                     const std::string& message, std::uint64_t counter) {
   int me = 0;
   DEVMESH_MPI(MPI_Comm_rank(comm, &me));

@@ -7,6 +7,8 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <cstring>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,14 +17,34 @@
 
 namespace devmesh::detail {
 
-// 64-bit FNV-1a over arguments.
+// A 64-bit digest of arguments, a word at a time: each word is xored in
+// and the state mixed by MurmurHash3's finalizer (a bijection, so two
+// sequences that differ in one word never meet at that word); bytes go in
+// eight at a time, then the rest one by one. Strings go in after their
+// length, so that no two sequences of strings give the same words.
 struct Hash {
   std::uint64_t h = 1469598103934665603ull;
+  void word(std::uint64_t v) {
+    std::uint64_t x = h ^ v;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 33;
+    h = x;
+  }
   void bytes(const void* p, std::size_t n) {
     const auto* b = static_cast<const unsigned char*>(p);
-    for (std::size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+    for (; n >= 8; b += 8, n -= 8) {
+      std::uint64_t v;
+      std::memcpy(&v, b, 8);
+      word(v);
+    }
+    std::uint64_t tail = 0;
+    for (std::size_t i = 0; i < n; ++i) tail |= static_cast<std::uint64_t>(b[i]) << (8 * i);
+    if (n) word(tail);
   }
-  void add(std::int64_t v) { bytes(&v, sizeof v); }
+  void add(std::int64_t v) { word(static_cast<std::uint64_t>(v)); }
   void add(std::string_view s) {
     add(static_cast<std::int64_t>(s.size()));
     bytes(s.data(), s.size());
@@ -54,7 +76,7 @@ std::string cut_message(std::string_view message);
 //     rank that did (with that rank's number).
 // One MPI_Allreduce of 4 words when all agree and succeed; two to four more
 // collectives only on the error paths.
-std::uint64_t agree(MPI_Comm comm, std::string_view call, const std::vector<Field>& fields, Status local,
+std::uint64_t agree(MPI_Comm comm, std::string_view call, std::span<const Field> fields, Status local,
                     const std::string& message, std::uint64_t counter = 0);
 
 }  // namespace devmesh::detail

@@ -5,6 +5,7 @@
 #include "creation.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <memory>
 
@@ -210,7 +211,7 @@ void check_locally(Creation& c) {
 
 // The arguments every rank must pass alike, for the agreement: the same
 // fields for every kind.
-std::vector<Field> fields_of(Creation& c) {
+std::array<Field, 9> fields_of(Creation& c) {
   const CreationRequest& r = c.request;
   Hash kind, checked, sh, nm, rk, nc, ha, be, op;
   kind.add(static_cast<std::int64_t>(r.kind));
@@ -237,7 +238,7 @@ std::vector<Field> fields_of(Creation& c) {
       if (instance && loaded.key() == spec.key()) table = &instance->table();
     op.add(agreed_options(spec, table));
   }
-  return {{"ways of creating the mesh", kind.h},
+  return {{{"ways of creating the mesh", kind.h},
           {"arguments (as checked by the interface called)", checked.h},
           {"shapes", sh.h},
           {"dim names", nm.h},
@@ -245,7 +246,7 @@ std::vector<Field> fields_of(Creation& c) {
           {"numbers of communicators", nc.h},
           {"host_aware, fault_tolerance and deadline settings", ha.h},
           {"backends", be.h},
-          {"backend options", op.h}};
+          {"backend options", op.h}}};
 }
 
 // Every rank makes this one collective call whatever its arguments, so
@@ -261,7 +262,7 @@ void agree_on_arguments(Creation& c) {
     local = e.status();
     message = e.what();
   }
-  const std::vector<Field> fields = fields_of(c);
+  const std::array<Field, 9> fields = fields_of(c);
   c.seq = agree(c.parent, call_of(c.request.kind), fields, local, message, roots_made.load());
   roots_made = c.seq + 1;
   Hash h;
@@ -412,8 +413,8 @@ Mesh build(Creation& c) {
   std::shared_ptr<MeshState> state;
   try {
     watch_finalize();
-    state = std::make_shared<MeshState>(*c.view, group, static_cast<int>(*index), c.me, host_rank,
-                                        std::to_string(c.seq) + "." + std::to_string(c.digest), r.options);
+    state = std::make_shared<MeshState>(*c.view, group, static_cast<int>(*index), c.me, host_rank, c.seq,
+                                        c.digest, r.options);
   } catch (...) {
     if (!state) MPI_Group_free(&group);
     if (root_comm != MPI_COMM_NULL) MPI_Comm_free(&root_comm);

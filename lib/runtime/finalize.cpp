@@ -3,7 +3,8 @@
 #include <mpi.h>
 
 #include <mutex>
-#include <set>
+#include <algorithm>
+#include <vector>
 
 #include "mesh_state.hpp"
 #include "mpi_check.hpp"
@@ -12,8 +13,11 @@ namespace devmesh::detail {
 namespace {
 
 std::mutex live_mutex;
-std::set<MeshState*>& live() {
-  static std::set<MeshState*> states;
+// Live states in creation order (MPI_Finalize releases them in that order
+// on every rank), searched from the newest, which usually goes first: a
+// vector, so that registering one allocates nothing once it has grown.
+std::vector<MeshState*>& live() {
+  static std::vector<MeshState*> states;
   return states;
 }
 
@@ -27,12 +31,14 @@ int release_all(MPI_Comm, int, void*, void*) {
 
 void register_live(MeshState* state) {
   std::lock_guard lock(live_mutex);
-  live().insert(state);
+  live().push_back(state);
 }
 
 void unregister_live(MeshState* state) noexcept {
   std::lock_guard lock(live_mutex);
-  live().erase(state);
+  std::vector<MeshState*>& states = live();
+  if (auto it = std::find(states.rbegin(), states.rend(), state); it != states.rend())
+    states.erase(std::next(it).base());
 }
 
 void watch_finalize() {

@@ -11,11 +11,6 @@
 
 namespace devmesh::detail {
 
-struct MeshState::Watch {
-  std::atomic<bool> freed_by_program{false};
-  std::atomic<bool> releasing{false};
-};
-
 struct MeshState::ParentLink {
   std::atomic<bool> freed{false};
   std::mutex mutex;
@@ -84,11 +79,23 @@ std::string comm_name(std::string_view dim) {
   return name;
 }
 
+// "devmesh:<seq>.<digest>:", the start of a root's creation tags.
+std::string tag_prefix_of(std::uint64_t seq, std::uint64_t digest) {
+  char buf[64] = "devmesh:";
+  char* at = std::to_chars(buf + 8, buf + 30, seq).ptr;
+  *at++ = '.';
+  at = std::to_chars(at, buf + 62, digest).ptr;
+  *at++ = ':';
+  return std::string(buf, at);
+}
+
 // The cache key of a layout: its coalesced modes (a size-1 dim has none),
 // all positive, so that no layout's key starts like a Cartesian view's.
 std::vector<index_t> key_of(const Layout& layout) {
+  const Layout modes = coalesce(layout);
   std::vector<index_t> key;
-  for (const Mode& m : coalesce(layout).modes) {
+  key.reserve(2 * modes.modes.size());
+  for (const Mode& m : modes.modes) {
     key.push_back(m.size);
     key.push_back(m.stride);
   }
@@ -159,13 +166,13 @@ std::vector<BackendSpec> backends_named(const MeshOptions& options) {
 }
 
 MeshState::MeshState(View root, MPI_Group root_group, int index, int parent_rank, int host_local_rank,
-                     std::string id, MeshOptions options)
+                     std::uint64_t seq, std::uint64_t digest, MeshOptions options)
     : root_(std::move(root)),
       root_group_(root_group),
       index_(index),
       parent_rank_(parent_rank),
       host_local_rank_(host_local_rank),
-      id_(std::move(id)),
+      tag_prefix_(tag_prefix_of(seq, digest)),
       options_(std::move(options)) {
   if (options_.fault_tolerance) fault_ = std::make_unique<Fault>(options_.deadline);
   register_live(this);
@@ -186,12 +193,12 @@ void MeshState::release() noexcept {
     h.upgraded.clear();  // backend communicators go before their MPI group
     // A communicator the program freed is not freed again; the others'
     // watch callbacks must not take devmesh's own free for the program's.
-    if (h.watch) h.watch->releasing = true;
+    h.watch.releasing = true;
     if (!alive || !h.owned || h.comm == MPI_COMM_NULL) continue;
     // One with a request that never completes is left, without the
     // attribute that points at its watch (see leave_unfreed).
     const bool unfreed = left_unfreed(h.comm);
-    if (h.watch && h.watch->freed_by_program) continue;
+    if (h.watch.freed_by_program) continue;
     if (unfreed)
       MPI_Comm_delete_attr(h.comm, watch_keyval());
     else
@@ -326,7 +333,7 @@ void MeshState::keep_members(MPI_Comm parent) noexcept {
     DEVMESH_MPI(MPI_Group_size(root_group_, &n));
     std::vector<int> all(static_cast<std::size_t>(n));
     for (int i = 0; i < n; ++i) all[static_cast<std::size_t>(i)] = i;
-    MPI_Comm c = mpi::comm_from_members(root_group_, all, "devmesh:" + id_ + ":root", parent);
+    MPI_Comm c = mpi::comm_from_members(root_group_, all, tag("root"), parent);
     if (const int rc = MPI_Comm_set_name(c, "devmesh:root"); rc != MPI_SUCCESS) {
       MPI_Comm_free(&c);
       throw_mpi_error(rc, "MPI_Comm_set_name");
@@ -383,7 +390,19 @@ void MeshState::insert_program_comm(const Layout& layout, MPI_Comm comm, std::st
 // program's own calls on it do; they still check every code a handler
 // lets return.
 MeshState::Handout& MeshState::hand_out(const Lock&, std::vector<index_t> key, MPI_Comm comm, std::string name) {
-  auto watch = std::make_unique<Watch>();
+  // Entered first, so that the attribute points at the watch's final place;
+  // taken out again if what follows fails.
+  const auto [at, fresh] = handouts_.try_emplace(std::move(key));
+  if (!fresh) {
+    MPI_Comm_free(&comm);
+    throw Error(Status::backend, "internal: a communicator was made twice for one layout");
+  }
+  Handout& h = at->second;
+  const auto fail = [&] {
+    h.watch.releasing = true;
+    MPI_Comm_free(&comm);
+    handouts_.erase(at);
+  };
   int rc = MPI_SUCCESS;
   const char* call = "MPI_Comm_set_name";
   try {
@@ -391,27 +410,23 @@ MeshState::Handout& MeshState::hand_out(const Lock&, std::vector<index_t> key, M
     rc = MPI_Comm_set_name(comm, name.c_str());
     if (rc == MPI_SUCCESS) {
       call = "MPI_Comm_set_attr";
-      rc = MPI_Comm_set_attr(comm, keyval, watch.get());
+      rc = MPI_Comm_set_attr(comm, keyval, &h.watch);
     }
     if (rc == MPI_SUCCESS && errhandler_ != MPI_ERRHANDLER_NULL) {
       call = "MPI_Comm_set_errhandler";
       rc = MPI_Comm_set_errhandler(comm, errhandler_);
     }
   } catch (...) {
-    watch->releasing = true;
-    MPI_Comm_free(&comm);
+    fail();
     throw;
   }
   if (rc != MPI_SUCCESS) {
-    watch->releasing = true;
-    MPI_Comm_free(&comm);
+    fail();
     throw_mpi_error(rc, call);
   }
-  Handout& h = handouts_[std::move(key)];
   if (fault_) fault_->add(comm);
   h.comm = comm;
   h.name = std::move(name);
-  h.watch = std::move(watch);
   ++created_;
   return h;
 }
@@ -419,7 +434,7 @@ MeshState::Handout& MeshState::hand_out(const Lock&, std::vector<index_t> key, M
 MeshState::Handout* MeshState::find(const Lock&, const std::vector<index_t>& key) {
   auto it = handouts_.find(key);
   if (it == handouts_.end()) return nullptr;
-  if (it->second.watch && it->second.watch->freed_by_program)
+  if (it->second.watch.freed_by_program)
     throw Error(Status::invalid_argument,
                 "the communicator '" + it->second.name + "' was freed by the program (MPI_Comm_free); devmesh "
                 "owns the communicators it returns and frees them itself: do not free them");
@@ -435,7 +450,7 @@ MeshState::Handout& MeshState::entry(const Lock& lock, const Layout& layout, std
   const index_t n = size(layout);
   std::vector<int> members(static_cast<std::size_t>(n));
   for (index_t k = 0; k < n; ++k) members[static_cast<std::size_t>(k)] = static_cast<int>(base + offset(layout, k));
-  MPI_Comm c = make_comm(lock, members, layout_tag(key));
+  MPI_Comm c = make_comm(lock, members, tag(layout_tag(key)));
   std::string name;
   try {
     name = comm_name(dim);
@@ -446,11 +461,19 @@ MeshState::Handout& MeshState::entry(const Lock& lock, const Layout& layout, std
   return hand_out(lock, std::move(key), c, std::move(name));
 }
 
-// The tag names the root and the layout, so concurrent creations never mix.
+// The tag names the root and the layout, so concurrent creations never
+// mix: one allocation, as it is made once per communicator.
+std::string MeshState::tag(std::string_view what) const {
+  std::string out;
+  out.reserve(tag_prefix_.size() + what.size());
+  out.append(tag_prefix_).append(what);
+  return out;
+}
+
 // Where dims do not come from their groups: over the root communicator if
 // made, else over the program's parent (watched: a freed parent left the
 // root communicator behind, see keep_members).
-MPI_Comm MeshState::make_comm(const Lock& lock, const std::vector<int>& members, const std::string& what) {
+MPI_Comm MeshState::make_comm(const Lock& lock, const std::vector<int>& members, const std::string& creation_tag) {
   // A fault-tolerant mesh makes it by MPI_Comm_create over the root
   // communicator, each member passing its own group (the layout's groups
   // partition the root): a creation over all root members, which ULFM makes
@@ -472,7 +495,7 @@ MPI_Comm MeshState::make_comm(const Lock& lock, const std::vector<int>& members,
                                             "freed and no root communicator was made from it)");
     }
   }
-  return mpi::comm_from_members(root_group_, members, "devmesh:" + id_ + ":" + what, over);
+  return mpi::comm_from_members(root_group_, members, creation_tag, over);
 }
 
 MPI_Comm MeshState::root_comm(const Lock& lock) {
@@ -482,7 +505,7 @@ MPI_Comm MeshState::root_comm(const Lock& lock) {
   DEVMESH_MPI(MPI_Group_size(root_group_, &n));
   std::vector<int> all(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) all[static_cast<std::size_t>(i)] = i;
-  MPI_Comm c = make_comm(lock, all, "root");
+  MPI_Comm c = make_comm(lock, all, tag("root"));
   if (const int rc = MPI_Comm_set_name(c, "devmesh:root"); rc != MPI_SUCCESS) {
     MPI_Comm_free(&c);
     throw_mpi_error(rc, "MPI_Comm_set_name");
@@ -630,7 +653,8 @@ void MeshState::create_comms(const Lock& lock, const View& v, CommPath path) {
   try {
     all = all_members(lock);
     const Status local = known_path ? Status::success : Status::invalid_argument;
-    detail::agree(all, "create_comms", {{"creation paths", p.h}, {"views", views.h}}, local,
+    const Field fields[] = {{"creation paths", p.h}, {"views", views.h}};
+    detail::agree(all, "create_comms", fields, local,
           "unknown creation path " + std::to_string(static_cast<int>(path)));
   } catch (const Error&) {
     // A failed call leaves nothing made.

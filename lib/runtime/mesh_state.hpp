@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -37,12 +38,12 @@ struct RootHosts {
 class MeshState : public std::enable_shared_from_this<MeshState> {
  public:
   // root_group: the members in root-index order (owned from now on); index:
-  // the caller's root index; id: names this root in creation tags, the same
-  // on every member and unique among the roots of the process.
-  // host_local_rank: the caller's rank among the parent's ranks on its host
-  // (what plugin backends pick a device by). Not collective.
-  MeshState(View root, MPI_Group root_group, int index, int parent_rank, int host_local_rank, std::string id,
-            MeshOptions options);
+  // the caller's root index; seq and digest: name this root in creation
+  // tags, the same on every member and unique among the roots of the
+  // process. host_local_rank: the caller's rank among the parent's ranks on
+  // its host (what plugin backends pick a device by). Not collective.
+  MeshState(View root, MPI_Group root_group, int index, int parent_rank, int host_local_rank, std::uint64_t seq,
+            std::uint64_t digest, MeshOptions options);
   ~MeshState();
   MeshState(const MeshState&) = delete;
   MeshState& operator=(const MeshState&) = delete;
@@ -151,7 +152,10 @@ class MeshState : public std::enable_shared_from_this<MeshState> {
   // What an attribute on a communicator handed out tells: its delete
   // callback ran because the program freed it. devmesh's own free sets
   // `releasing` first.
-  struct Watch;
+  struct Watch {
+    std::atomic<bool> freed_by_program{false};
+    std::atomic<bool> releasing{false};
+  };
   // What an attribute on the parent tells: whether the program freed it,
   // and the roots that make their root communicator from it first.
   struct ParentLink;
@@ -168,7 +172,7 @@ class MeshState : public std::enable_shared_from_this<MeshState> {
   struct Handout {
     MPI_Comm comm = MPI_COMM_NULL;
     std::string name;  // MPI_Comm_get_name's
-    std::unique_ptr<Watch> watch;
+    Watch watch;        // its attribute's value (none on the program's own)
     bool owned = true;  // false: the program's own (insert_program_comm)
     std::map<std::string, std::unique_ptr<Communicator>, std::less<>> upgraded;  // by BackendSpec::key
     // Backend communicators whose creation failed, by BackendSpec::key: the
@@ -202,7 +206,9 @@ class MeshState : public std::enable_shared_from_this<MeshState> {
   // The parent, when watched and not freed by the program; else
   // MPI_COMM_NULL.
   MPI_Comm live_parent(const Lock&) const;
-  MPI_Comm make_comm(const Lock&, const std::vector<int>& members, const std::string& what);
+  // The creation tag of what (a layout's key, or "root"): tag_prefix_, then what.
+  std::string tag(std::string_view what) const;
+  MPI_Comm make_comm(const Lock&, const std::vector<int>& members, const std::string& creation_tag);
   Communicator& communicator(const Lock&, const Layout& layout, std::string_view dim, const BackendSpec& backend,
                              bool all_root_members);
   MPI_Comm cart(const Lock&, const View& view, std::vector<int> periods);
@@ -213,7 +219,7 @@ class MeshState : public std::enable_shared_from_this<MeshState> {
   const int index_;
   const int parent_rank_;
   const int host_local_rank_;
-  const std::string id_;
+  const std::string tag_prefix_;  // "devmesh:<seq>.<digest>:"
   const MeshOptions options_;
 
   std::mutex mutex_;
