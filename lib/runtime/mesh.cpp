@@ -107,7 +107,7 @@ Mesh Mesh::flatten(std::optional<std::string> name, const DimBackend& backend) c
   state();
   state_->open_backends({spec});
   Mesh out = flatten(std::move(name));
-  state_->choose_backends({{out.view().dims()[0], spec}});
+  state_->choose_backends(out.view(), {{out.view().dims()[0], spec}});
   return out;
 }
 
@@ -123,7 +123,7 @@ Mesh Mesh::unflatten(std::string_view dim, const std::vector<int>& sizes, const 
   Mesh out = unflatten(dim, sizes, names);
   std::vector<std::pair<Dim, detail::BackendSpec>> chosen;
   for (std::size_t i = 0; i < names.size(); ++i) chosen.emplace_back(out.view().dim(names[i]), specs[i]);
-  state_->choose_backends(chosen);
+  state_->choose_backends(out.view(), chosen);
   return out;
 }
 

@@ -77,7 +77,7 @@ bool MeshState::agree(bool flag) {
   // (PROC_FAILED); acknowledged, the next round goes without the ranks
   // that did not contribute. Bounded: each round acknowledges at least
   // one more failed rank.
-  const int size = static_cast<int>(root_.root_size());
+  const int size = static_cast<int>(root_size_);
   int rc = MPI_SUCCESS, out = 1;
   for (int round = 0; round <= size; ++round) {
     out = flag ? 1 : 0;
@@ -108,7 +108,7 @@ MPI_Comm MeshState::shrink_root(std::vector<index_t>& failed) {
     }
     MPI_Group_free(&group);
     failed.clear();
-    for (index_t x = 0, k = 0; x < root_.root_size(); ++x) {
+    for (index_t x = 0, k = 0; x < root_size_; ++x) {
       if (k < static_cast<index_t>(alive.size()) && alive[static_cast<std::size_t>(k)] == x)
         ++k;
       else

@@ -32,12 +32,16 @@ int watch_deleted(MPI_Comm, int, void* value, void*) {
   return MPI_SUCCESS;
 }
 
+// A keyval made once (a static's initialization: thread-safe, and tried
+// again by the next call if it throws).
+int keyval_of(MPI_Comm_delete_attr_function* deleted) {
+  int key = MPI_KEYVAL_INVALID;
+  DEVMESH_MPI(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, deleted, &key, nullptr));
+  return key;
+}
+
 int watch_keyval() {
-  static std::once_flag once;
-  static int key = MPI_KEYVAL_INVALID;
-  std::call_once(once, [] {
-    DEVMESH_MPI(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, watch_deleted, &key, nullptr));
-  });
+  static const int key = keyval_of(watch_deleted);
   return key;
 }
 
@@ -64,11 +68,7 @@ int parent_deleted(MPI_Comm parent, int, void* value, void*) {
 }
 
 int parent_keyval() {
-  static std::once_flag once;
-  static int key = MPI_KEYVAL_INVALID;
-  std::call_once(once, [] {
-    DEVMESH_MPI(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, parent_deleted, &key, nullptr));
-  });
+  static const int key = keyval_of(parent_deleted);
   return key;
 }
 
@@ -165,9 +165,10 @@ std::vector<BackendSpec> backends_named(const MeshOptions& options) {
   return out;
 }
 
-MeshState::MeshState(View root, MPI_Group root_group, int index, int parent_rank, int host_local_rank,
+MeshState::MeshState(const View& root, MPI_Group root_group, int index, int parent_rank, int host_local_rank,
                      std::uint64_t seq, std::uint64_t digest, MeshOptions options)
-    : root_(std::move(root)),
+    : root_size_(root.root_size()),
+      root_listed_(root.has_rank_list()),
       root_group_(root_group),
       index_(index),
       parent_rank_(parent_rank),
@@ -254,14 +255,14 @@ void MeshState::open_backends(const std::vector<BackendSpec>& specs) {
   }
 }
 
-void MeshState::choose_backends(const std::vector<std::pair<Dim, BackendSpec>>& chosen) {
+void MeshState::choose_backends(const View& view, const std::vector<std::pair<Dim, BackendSpec>>& chosen) {
   Lock lock(mutex_);
   const auto describe = [](const BackendSpec& b) {
     std::string out = "'" + b.name + "'";
     for (std::size_t i = 0; i < b.options.size(); ++i) out += (i ? "," : " with ") + b.options[i];
     return out;
   };
-  const std::vector<std::string>& roots = root_.root_names();
+  const std::vector<std::string>& roots = view.root_names();
   for (const auto& [dim, spec] : chosen) {
     if (spec.name.empty()) continue;
     BackendSpec before;
@@ -616,10 +617,10 @@ MPI_Comm MeshState::cart(const Lock& lock, const View& view, std::vector<int> pe
   // index x is parent rank x; otherwise the flattened layout's own
   // communicator.
   const Layout whole = coalesce(flat);
-  const bool identity = size(flat) == root_.root_size() &&
+  const bool identity = size(flat) == root_size_ &&
                         (whole.modes.empty() || (whole.modes.size() == 1 && whole.modes[0].stride == 1));
   MPI_Comm over = MPI_COMM_NULL;
-  if (identity && root_comm_ == MPI_COMM_NULL && !root_.has_rank_list()) over = live_parent(lock);
+  if (identity && root_comm_ == MPI_COMM_NULL && !root_listed_) over = live_parent(lock);
   if (over == MPI_COMM_NULL) over = identity ? root_comm(lock) : entry(lock, flat, joined).comm;
   MPI_Comm c = MPI_COMM_NULL;
   DEVMESH_MPI(MPI_Cart_create(over, static_cast<int>(dims.size()), dims.data(), per.data(), 0, &c));
@@ -661,6 +662,7 @@ void MeshState::create_comms(const Lock& lock, const View& v, CommPath path) {
     if (!had_root && root_comm_ != MPI_COMM_NULL && MPI_Comm_free(&root_comm_) == MPI_SUCCESS) --created_;
     throw;
   }
+  std::optional<View> root;  // the root view, for cart_sub
   for (const Dim& d : v.dims()) {
     if (path == CommPath::automatic || path == CommPath::create_group) {
       entry(lock, d.layout, d.name);
@@ -675,12 +677,13 @@ void MeshState::create_comms(const Lock& lock, const View& v, CommPath path) {
       const int color = have ? MPI_UNDEFINED : static_cast<int>(group_base(d.layout, index_));
       DEVMESH_MPI(MPI_Comm_split(all, color, static_cast<int>(local_index(d.layout, index_)), &c));
     } else {  // cart_sub
-      std::vector<int> remain = cart_remain(root_, d.layout);
+      if (!root) root = v.root();
+      std::vector<int> remain = cart_remain(*root, d.layout);
       if (remain.empty()) {
         entry(lock, d.layout, d.name);
         continue;
       }
-      DEVMESH_MPI(MPI_Cart_sub(cart(lock, root_, {}), remain.data(), &c));
+      DEVMESH_MPI(MPI_Cart_sub(cart(lock, *root, {}), remain.data(), &c));
       if (have) {
         MPI_Comm_free(&c);
         continue;

@@ -42,14 +42,13 @@ class MeshState : public std::enable_shared_from_this<MeshState> {
   // tags, the same on every member and unique among the roots of the
   // process. host_local_rank: the caller's rank among the parent's ranks on
   // its host (what plugin backends pick a device by). Not collective.
-  MeshState(View root, MPI_Group root_group, int index, int parent_rank, int host_local_rank, std::uint64_t seq,
-            std::uint64_t digest, MeshOptions options);
+  MeshState(const View& root, MPI_Group root_group, int index, int parent_rank, int host_local_rank,
+            std::uint64_t seq, std::uint64_t digest, MeshOptions options);
   ~MeshState();
   MeshState(const MeshState&) = delete;
   MeshState& operator=(const MeshState&) = delete;
 
   // What never changes after creation (no lock needed).
-  const View& root() const noexcept { return root_; }
   int index() const noexcept { return index_; }
   int parent_rank() const noexcept { return parent_rank_; }
   const MeshOptions& options() const noexcept { return options_; }
@@ -91,11 +90,11 @@ class MeshState : public std::enable_shared_from_this<MeshState> {
   // Opens the backends of specs (each loaded and its options checked, on
   // this rank) before the dims they are for are made. Not collective.
   void open_backends(const std::vector<BackendSpec>& specs);
-  // Records the backend of each dim made by flatten or unflatten (specs
-  // opened already; an empty name: none chosen). A dim keeps the backend it
-  // was first made with: another one for a dim made before, or for a root
-  // dim, throws duplicate_name and records none.
-  void choose_backends(const std::vector<std::pair<Dim, BackendSpec>>& chosen);
+  // Records the backend of each dim of a view of this root made by flatten
+  // or unflatten (specs opened already; an empty name: none chosen). A dim
+  // keeps the backend it was first made with: another one for a dim made
+  // before, or for a root dim, throws duplicate_name and records none.
+  void choose_backends(const View& view, const std::vector<std::pair<Dim, BackendSpec>>& chosen);
 
   // --- the mesh's communicators (see mesh.hpp for collectiveness) ----------
   // The MPI communicator of a layout over the caller's group, made the
@@ -214,7 +213,10 @@ class MeshState : public std::enable_shared_from_this<MeshState> {
   MPI_Comm cart(const Lock&, const View& view, std::vector<int> periods);
   void create_comms(const Lock&, const View& view, CommPath path);
 
-  const View root_;
+  // The root's size and whether it has a rank list (the views passed in
+  // tell the rest).
+  const index_t root_size_;
+  const bool root_listed_;
   MPI_Group root_group_;  // members in root-index order; owned
   const int index_;
   const int parent_rank_;
