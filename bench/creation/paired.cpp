@@ -57,9 +57,10 @@ std::vector<int> parse_dims(const std::string& s) {
 // Every MPI call devmesh's default path makes, in its order, without
 // devmesh: Mesh::create's checks, the 32-byte agreement, the parent's
 // group, the lookup of its link to the parent (an attribute, set by the
-// first creation) and its error handler; per dim the group, its creation,
-// then the name, the attribute that sees the program free it, and the
-// parent's error handler (dims last first, as hand_written.hpp lists them).
+// first creation) and its error handler; per dim, in the order the devmesh
+// method asks for them (first dim first), the group, its creation, then the
+// name, the attribute that sees the program free it, and the parent's error
+// handler.
 int null_delete(MPI_Comm, int, void*, void*) { return MPI_SUCCESS; }
 
 void devmesh_calls(const std::vector<int>& dims, std::vector<MPI_Comm>& out) {
@@ -94,7 +95,7 @@ void devmesh_calls(const std::vector<int>& dims, std::vector<MPI_Comm>& out) {
     MPI_Comm_set_name(out[i], name.c_str());
     MPI_Comm_set_attr(out[i], watch_key, &watch);
     MPI_Comm_set_errhandler(out[i], handler);
-  });
+  }, DimOrder::first_first);
   MPI_Errhandler_free(&handler);
   MPI_Group_free(&parent);
 }

@@ -49,27 +49,30 @@ inline void hand_cart(const std::vector<int>& dims, std::vector<MPI_Comm>& out, 
   }
 }
 
-// Calls make(i, g) for each dim i, last first, with g the caller's group
-// along dim i (members `stride` apart, the product of the later dims), as
-// the hand-written group-based methods list it.
+// Calls make(i, g) for each dim i with g the caller's group along dim i
+// (members `stride` apart, the product of the later dims): last dim first,
+// as the hand-written group-based methods list it, or first dim first (the
+// order in which the creation benchmarks ask a mesh for its dims).
+enum class DimOrder { last_first, first_first };
 template <class Make>
-void for_each_caller_group(const std::vector<int>& dims, Make&& make) {
+void for_each_caller_group(const std::vector<int>& dims, Make&& make, DimOrder order = DimOrder::last_first) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const int nd = static_cast<int>(dims.size());
   MPI_Group world;
   MPI_Comm_group(MPI_COMM_WORLD, &world);
-  int stride = 1;
-  for (int i = nd - 1; i >= 0; --i) {
-    const int c = (rank / stride) % dims[i];
-    const int base = rank - c * stride;
+  std::vector<int> stride(nd, 1);
+  for (int i = nd - 2; i >= 0; --i) stride[i] = stride[i + 1] * dims[i + 1];
+  for (int j = 0; j < nd; ++j) {
+    const int i = order == DimOrder::last_first ? nd - 1 - j : j;
+    const int c = (rank / stride[i]) % dims[i];
+    const int base = rank - c * stride[i];
     std::vector<int> members(dims[i]);
-    for (int k = 0; k < dims[i]; ++k) members[k] = base + k * stride;
+    for (int k = 0; k < dims[i]; ++k) members[k] = base + k * stride[i];
     MPI_Group g;
     MPI_Group_incl(world, dims[i], members.data(), &g);
     make(i, g);
     MPI_Group_free(&g);
-    stride *= dims[i];
   }
   MPI_Group_free(&world);
 }

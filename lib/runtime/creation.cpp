@@ -413,8 +413,10 @@ Mesh build(Creation& c) {
   std::shared_ptr<MeshState> state;
   try {
     watch_finalize();
+    // The options move to the state; their flags (copied by the move) stay
+    // readable in the request.
     state = std::make_shared<MeshState>(*c.view, group, static_cast<int>(*index), c.me, host_rank, c.seq,
-                                        c.digest, r.options);
+                                        c.digest, std::move(c.request.options));
   } catch (...) {
     if (!state) MPI_Group_free(&group);
     if (root_comm != MPI_COMM_NULL) MPI_Comm_free(&root_comm);

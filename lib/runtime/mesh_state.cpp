@@ -74,8 +74,8 @@ int parent_keyval() {
 
 // "devmesh:<dim>", cut to what MPI_Comm_set_name keeps.
 std::string comm_name(std::string_view dim) {
-  std::string name = "devmesh:" + std::string(dim);
-  if (name.size() >= MPI_MAX_OBJECT_NAME) name.resize(MPI_MAX_OBJECT_NAME - 1);
+  std::string name = "devmesh:";
+  name.append(dim.substr(0, MPI_MAX_OBJECT_NAME - 1 - name.size()));
   return name;
 }
 
