@@ -462,6 +462,14 @@ def paired_target_rows(px, cond):
     return rows
 
 
+# Measured by hand for the paragraph on the gap to the floor (see
+# paired_section): the 1-D mesh at 2 ranks (devmesh, floor), allocations
+# per creation now (callgrind), and devmesh ÷ floor and the time per
+# creation before and after the creation changes listed in the CHANGELOG,
+# alternated (twice).
+GAP_FIGURES = ("3.65 µs", "3.0 µs", "26", "1.225-1.228", "1.142-1.162", "115-121 µs", "109-115 µs")
+
+
 def paired_section(data, cond, px):
     """One paired creation table per MPI, or "" when not run."""
     if not px:
@@ -475,7 +483,8 @@ def paired_section(data, cond, px):
            "over B is the median over rounds of A's batch time over B's batch time in the same round "
            "(IQR in brackets), as for the collectives. The floor is every MPI call the default path "
            "makes, in its order, without devmesh: the argument check's 32-byte MPI_Allreduce over the "
-           "parent, then one group creation per dim by the call devmesh makes on that MPI "
+           "parent, then one group creation per dim, first dim first as the devmesh method asks for "
+           "them, by the call devmesh makes on that MPI "
            "(MPI_Comm_create_from_group with MPICH; MPI_Comm_create_group over the parent with Open "
            "MPI, see `lib/runtime/mpi_features.hpp`), and the local calls around them (the parent's "
            "group, attribute and error handler; per dim the group, the name, the attribute that sees "
@@ -507,17 +516,27 @@ def paired_section(data, cond, px):
                    % (ratio_text(ix.get("paired_devmesh_over_floor")),
                       ratio_text(ix.get("paired_create_comms_over_devmesh"))))
     out.append("Where the gap to the floor comes from (measured by hand, MPICH 4.0.2, quiet machine, "
-               "2026-11-26, not by this run): the MPI calls beyond the group creations cost about 3% "
-               "(the floor with and without them, paired); libdevmesh's own code is 1.5% of the CPU "
-               "samples of a whole paired run (`perf`), and a creation with its three communicators "
-               "makes 50 allocations per rank and takes 2.2 µs at 1 rank. But 8 ranks share 2 cores: "
-               "work a rank does between two collective calls delays its partners, who yield their "
-               "core while they wait. Busy work added to the floor's sequence (4 × 1 µs per rank, "
-               "between its MPI calls) made it about 14 µs slower, 4 × 2 µs about 40 µs. devmesh's "
-               "lookups, names and bookkeeping between the group creations play out the same way. "
-               "`create_comms` adds its consistency check over all members (one 32-byte allreduce) "
-               "to the same creations: that check is what turns members passing different views or "
-               "paths into an error on every member instead of a hang.\n")
+               "2026-11-27, not by this run). devmesh makes exactly the floor's MPI calls; the rest is "
+               "its own work between them, which 8 ranks on 2 cores pay several times over: a core runs "
+               "four ranks in turn, and each collective waits for the last of them. Timed per phase on "
+               "the slowest rank (PMPI timestamps around MPI_Allreduce and MPI_Comm_create_from_group), "
+               "devmesh works 1.1 µs before the argument check's allreduce (the floor 0.1 µs), 0.8 µs "
+               "after it (0.2 µs) and 1.4 µs around its three group creations (0.8 µs), and the "
+               "allreduce and the first group creation take 4-5 µs longer, waiting for the other ranks' "
+               "work. Busy work added to the floor (2.8 µs per rank) costs the same wherever it goes, "
+               "before the allreduce or after it, and about what devmesh's own work costs. Without oversubscription the work is a larger "
+               "share of a smaller floor: a 1-D mesh at 2 ranks, one per core, takes %s against %s for "
+               "its MPI calls, so within 10%% would take devmesh's own work per creation below about "
+               "0.3 µs. The creation changes in the CHANGELOG (Unreleased, Changed) took a creation of the "
+               "(2,2,2) mesh with its three communicators from 50 to %s allocations per rank; alternated "
+               "with the library just before them (25 runs each, twice, the floor as now), devmesh ÷ floor went from %s "
+               "to %s and the creation from %s to %s. Until then the floor made its groups last dim first, "
+               "while the devmesh method asks first dim first: on this machine that order alone made "
+               "the floor about 7%% faster (devmesh ÷ floor 1.232 against 1.146 with devmesh asking in "
+               "the floor's order, 12 runs of one binary). `create_comms` adds its consistency check "
+               "over all members (one 32-byte allreduce) to the same creations: that check is what "
+               "turns members passing different views or paths into an error on every member instead "
+               "of a hang.\n" % GAP_FIGURES)
     return "\n".join(out)
 
 
