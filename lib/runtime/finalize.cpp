@@ -2,8 +2,8 @@
 
 #include <mpi.h>
 
-#include <mutex>
 #include <algorithm>
+#include <mutex>
 #include <vector>
 
 #include "mesh_state.hpp"

@@ -463,7 +463,7 @@ MeshState::Handout& MeshState::entry(const Lock& lock, const Layout& layout, std
 }
 
 // The tag names the root and the layout, so concurrent creations never
-// mix: one allocation, as it is made once per communicator.
+// mix. One allocation.
 std::string MeshState::tag(std::string_view what) const {
   std::string out;
   out.reserve(tag_prefix_.size() + what.size());
