@@ -81,6 +81,8 @@ std::string comm_name(std::string_view dim) {
 
 // "devmesh:<seq>.<digest>:", the start of a root's creation tags.
 std::string tag_prefix_of(std::uint64_t seq, std::uint64_t digest) {
+  // "devmesh:" is 8 bytes and each number at most 20 digits, so the bounds
+  // given to to_chars are never reached: the text ends by byte 50.
   char buf[64] = "devmesh:";
   char* at = std::to_chars(buf + 8, buf + 30, seq).ptr;
   *at++ = '.';
