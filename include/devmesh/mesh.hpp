@@ -166,7 +166,12 @@ struct MeshOptions {
   // revoke, agree, failed_ranks and shrink answer unsupported. Where the
   // program left SIGPIPE at its default, such a mesh sets it to be
   // ignored: a write to a dead peer's socket must fail, not end the
-  // survivor (docs/RELIABILITY.md).
+  // survivor (docs/RELIABILITY.md). A death during creation may be
+  // reported on some members only (ULFM): where the parent is devmesh's
+  // own (a shrink's survivors) a member that saw it revokes the parent, so
+  // that the others fail too; the program's own parent it leaves alone: a
+  // rank that gets proc_failed from create revokes it (MPIX_Comm_revoke)
+  // before it shrinks, as ULFM programs do.
   bool fault_tolerance = false;
   // Seconds any one wait of the mesh may take (0: no deadline), with
   // fault_tolerance: a rank whose operation (a collective, point to point,
@@ -368,7 +373,8 @@ class DEVMESH_API Mesh {
   // collective.
   bool is_revoked() const;
   // The root indices this rank knows to have failed, ascending. Not
-  // collective. After shrink(), every survivor's list is the agreed set.
+  // collective. After shrink(), every survivor's list holds the agreed set
+  // (and deaths this rank has noticed since).
   std::vector<int> failed_ranks() const;
   // The AND of every surviving member's flag (MPIX_Comm_agree over the
   // root's survivors), the same on every survivor, for programs whose ranks

@@ -392,6 +392,15 @@ Mesh build(Creation& c) {
       !parent_is_root) {
     if (int rc = MPI_Comm_create(c.parent, group, &root_comm); rc != MPI_SUCCESS) {
       MPI_Group_free(&group);
+      // A fault-tolerant creation over a parent of devmesh's own (a
+      // shrink's survivors) revokes it, so that the members still waiting
+      // in their MPI_Comm_create over it fail too, instead of waiting for
+      // this one: Open MPI 5.0.11 failed it on one survivor of a death it
+      // had not noticed, and the others waited for that one for ever
+      // (tests/multihost/host_dies.cpp). The program's own parent is left
+      // alone (mesh.hpp: devmesh does not revoke the program's
+      // communicators).
+      if (r.options.fault_tolerance && r.owns_parent) mpi::comm_revoke(c.parent);
       try {
         check_mpi(rc, "MPI_Comm_create");
       } catch (const Error& e) {

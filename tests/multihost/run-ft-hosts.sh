@@ -69,22 +69,25 @@ kill_host1() {
     sleep 0.1
     ticks=$((ticks + 1))
   done
+  # All of them by one kill, as a host's failure takes them: killed one by
+  # one, with a process started between two kills, they died tens of ms
+  # apart on a loaded machine, and a death noticed while the survivors'
+  # MPIX_Comm_shrink was making its communicator crashed them inside Open
+  # MPI 5.0.11 (docs/RELIABILITY.md). Again until none is left (a pass can
+  # miss a process that the listing did not show yet).
+  local pass victims
   killed=$(date +%s%N)
-  # Until none is left (a pass can miss a process that the listing did not
-  # show yet).
-  local pass left
   for pass in $(seq 20); do
-    left=0
+    victims=()
     for p in $(ip netns pids "${BED_NS[1]}" 2>/dev/null); do
-      if [ "$1" = host ] || [ "$(cat "/proc/$p/comm" 2>/dev/null)" = host_dies ]; then
-        kill -9 "$p" 2>/dev/null && left=1
-      fi
+      if [ "$1" = host ] || [ "$(cat "/proc/$p/comm" 2>/dev/null)" = host_dies ]; then victims+=("$p"); fi
     done
-    [ $left -eq 0 ] && break
+    [ ${#victims[@]} -eq 0 ] && break
+    kill -9 "${victims[@]}" 2>/dev/null || true
     sleep 0.05
   done
 }
-shrank='^rank [0-3]: lost host1 (failed root indices: 4 5 6 7), shrunk to (1, 4), allreduce correct$'
+shrank='^rank [0-3]: lost host1 (failed root indices: 4 5 6 7), shrunk to (1, 4), allreduce correct\( (checked [23] times)\)\?$'
 
 for run in $(seq "$repeat"); do
   # Every rank of host1 dies; the runtime lives on: the survivors shrink.
@@ -98,7 +101,9 @@ for run in $(seq "$repeat"); do
     cat "$job_out" >&2
     failures=$((failures + 1))
   else
-    bed_log "run $run, host1's ranks killed: the 4 survivors on host0 shrank to (1, 4) within $took ms"
+    again=""
+    grep -q 'checked [23] times' "$job_out" && again=", the check made again (a survivor's allreduce had failed)"
+    bed_log "run $run, host1's ranks killed: the 4 survivors on host0 shrank to (1, 4) within $took ms$again"
   fi
   # The whole of host1 dies, its Open MPI daemon too. Open MPI 5.0.11's
   # runtime does not outlive a daemon: mpirun ends the job. Either every
