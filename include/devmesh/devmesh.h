@@ -504,7 +504,8 @@ DEVMESH_C_API int devmesh_is_revoked(devmesh_t m, int *revoked);
 /* The root indices this rank knows to have failed, ascending: *nfailed of
  * them written to ranks (maxranks too small -> INVALID_ARGUMENT, nothing
  * written). After devmesh_shrink every survivor's list holds the agreed
- * set (and deaths this rank has noticed since). Not collective. */
+ * set (and deaths this rank has noticed since).
+ * Not collective. */
 DEVMESH_C_API int devmesh_failed_ranks(devmesh_t m, int maxranks, int ranks[], int *nfailed);
 
 /* *flag becomes the AND of every surviving member's *flag (nonzero: 1),
