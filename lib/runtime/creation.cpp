@@ -390,6 +390,20 @@ Mesh build(Creation& c) {
   MPI_Comm root_comm = MPI_COMM_NULL;
   if (((!mpi::dims_from_group && r.kind == CreationKind::group) || r.options.fault_tolerance) && !group_is_root &&
       !parent_is_root) {
+    if (r.options.fault_tolerance && r.owns_parent) {
+      // Over a parent of devmesh's own (a shrink's survivors), an
+      // agreement first: every survivor has then finished making it
+      // (MPIX_Comm_shrink) before any can revoke it below. Open MPI 5.0.11
+      // crashed a survivor still inside MPIX_Comm_shrink when another's
+      // revoke of the new communicator reached it
+      // (tests/fault/shrink_create_fails.cpp). A death among the survivors
+      // fails it on every survivor alike (PROC_FAILED).
+      int made = 1;
+      if (int rc = mpi::comm_agree(c.parent, &made); rc != MPI_SUCCESS) {
+        MPI_Group_free(&group);
+        check_mpi(rc, "MPIX_Comm_agree");
+      }
+    }
     if (int rc = MPI_Comm_create(c.parent, group, &root_comm); rc != MPI_SUCCESS) {
       MPI_Group_free(&group);
       // A fault-tolerant creation over a parent of devmesh's own (a

@@ -28,15 +28,7 @@ mpiexec=$1
 shift
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-setsid bash "$mpiexec" -ft -n 8 "$@" > "$out" 2>&1 &
-job=$!
-for _ in $(seq 600); do
-  [ "$(grep -c '^rank [0-9]*: \(finished\|spare\)' "$out")" -ge 7 ] && break
-  kill -0 "$job" 2>/dev/null || break
-  sleep 0.1
-done
-sleep 0.5
-kill -KILL -- "-$job" 2>/dev/null
-wait "$job" 2>/dev/null
+. "$(dirname "$0")/survivors.sh"
+run_survivors "$out" 7 '^rank [0-9]*: \(finished\|spare\)' "$mpiexec" -n 8 "$@"
 cat "$out"
 judge "$out"

@@ -1,0 +1,110 @@
+// shrink_create_fails: a shrink whose creation fails on one survivor alone
+// fails on every survivor, and the survivors recover by shrinking again.
+// 4 ranks, a (2, 2) mesh (replicate, shard) with fault_tolerance; rank 3
+// SIGKILLs itself; the survivors agree on the death and shrink along
+// replicate, which drops the slice of root indices 2 and 3: the shrunk
+// mesh's root communicator is made by MPI_Comm_create over the shrink's
+// survivors (0, 1 and 2; rank 2 becomes a spare).
+//
+// On rank 1 that first MPI_Comm_create fails at once (this program's
+// MPI_Comm_create below, as Open MPI 5.0.11 failed it on one survivor of a
+// death it had not noticed, tests/multihost/host_dies.cpp), while ranks 0
+// and 2 enter theirs. Unless rank 1 revokes the survivors' communicator,
+// they wait in it for ever (the test's bound ends the job). With the
+// revoke, every survivor's shrink fails (rank 1 with the failure it saw,
+// the others with REVOKED), and every survivor's second shrink succeeds.
+//
+// Each survivor prints one line, "rank R: ..." (run_shrink_create_fails.sh
+// judges them); the job may stay in MPI_Finalize after the death (ULFM).
+#include <mpi.h>
+
+#include <signal.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "devmesh/mesh.hpp"
+
+namespace {
+// Set on rank 1 right before the first shrink: its next MPI_Comm_create
+// fails without entering MPI.
+bool fail_next_create = false;
+}  // namespace
+
+extern "C" int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* out) {
+  if (fail_next_create) {
+    fail_next_create = false;
+    return MPI_ERR_OTHER;
+  }
+  return PMPI_Comm_create(comm, group, out);
+}
+
+namespace {
+
+using devmesh::Error;
+using devmesh::Mesh;
+
+template <class T>
+std::string ints(const std::vector<T>& v) {
+  std::string s;
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? " " : "") + std::to_string(v[i]);
+  return s;
+}
+
+// What a shrink along replicate gives this rank: the error's status, or
+// the shrunk mesh (moved to `out`).
+std::string shrink(const Mesh& m, Mesh& out) {
+  try {
+    out = m.shrink("replicate");
+    return "ok";
+  } catch (const Error& e) {
+    return std::string(devmesh::status_name(e.status()));
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::string line;
+  try {
+    devmesh::MeshOptions o;
+    o.fault_tolerance = true;
+    Mesh m = Mesh::create(MPI_COMM_WORLD, {2, 2}, {"replicate", "shard"}, o);
+    m.comm("shard");
+    m.comm("replicate");
+    if (rank == 3) raise(SIGKILL);
+    // Every survivor learns of the death alike.
+    m.agree(true);
+    const std::vector<int> failed = m.failed_ranks();
+    if (rank == 1) fail_next_create = true;
+    Mesh first, second;
+    const std::string first_status = shrink(m, first);
+    const std::string second_status = shrink(m, second);
+    line = "first shrink " + first_status + ", second shrink " + second_status;
+    if (second) {
+      // The shard group of the shrunk (1, 2) mesh, as old root indices
+      // summed over its communicator: each member adds its own at its rank.
+      auto& c = second.communicator("shard");
+      std::vector<std::int64_t> v(static_cast<std::size_t>(c.size()), 0), sum(v.size());
+      v[static_cast<std::size_t>(c.rank())] = m.root_index();
+      c.allreduce(v.data(), sum.data(), v.size(), devmesh::DataType::int64, devmesh::ReduceOp::sum);
+      line += ", shape " + ints(second.shape()) + ", shard group " + ints(sum);
+    } else if (second_status == "ok") {
+      line += ", spare";
+    }
+    line += ", failed " + ints(failed);
+  } catch (const Error& e) {
+    line = "error " + std::string(devmesh::status_name(e.status())) + ": " + e.what();
+  }
+  std::printf("rank %d: %s\n", rank, line.c_str());
+  std::fflush(stdout);
+  MPI_Finalize();
+  return 0;
+}
