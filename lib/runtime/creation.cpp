@@ -352,6 +352,50 @@ Error as_death(const Creation& c, const Error& e) {
                e.mpi_class());
 }
 
+// The new root's communicator over the parent (MPI_Comm_create). Over a
+// parent of devmesh's own in a fault-tolerant creation (a shrink's
+// survivors) it is made on every survivor or on none:
+// * the survivors agree first, so that every survivor has finished making
+//   the parent (MPIX_Comm_shrink) before any can revoke it: Open MPI
+//   5.0.11 crashed a survivor still inside MPIX_Comm_shrink when another's
+//   revoke of the new communicator reached it;
+// * a survivor whose MPI_Comm_create fails revokes the parent, so that
+//   those waiting in theirs fail too: Open MPI 5.0.11 failed it on one
+//   survivor of a death it had not noticed, and the others waited for that
+//   one for ever (tests/multihost/host_dies.cpp);
+// * they agree again on whether every survivor made it: one that did,
+//   where another did not, frees it and fails (revoked) instead of going
+//   on to make the dims' communicators with a member that left.
+// tests/fault/shrink_create_fails.cpp fails it on one survivor, before and
+// after that survivor's MPI_Comm_create. A death among the survivors fails
+// an agreement on every survivor alike (PROC_FAILED). The program's own
+// parent gets none of this (mesh.hpp: devmesh does not revoke the
+// program's communicators).
+MPI_Comm create_root_comm(const Creation& c, MPI_Group group) {
+  const bool survivors = c.request.options.fault_tolerance && c.request.owns_parent;
+  int made = 1;
+  if (survivors) check_mpi(mpi::comm_agree(c.parent, &made), "MPIX_Comm_agree");
+  MPI_Comm comm = MPI_COMM_NULL;
+  const int rc = MPI_Comm_create(c.parent, group, &comm);
+  if (survivors) {
+    if (rc != MPI_SUCCESS) mpi::comm_revoke(c.parent);
+    made = rc == MPI_SUCCESS ? 1 : 0;
+    const int agreed = mpi::comm_agree(c.parent, &made);
+    if (rc == MPI_SUCCESS && (agreed != MPI_SUCCESS || !made)) {
+      if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+      check_mpi(agreed, "MPIX_Comm_agree");
+      throw Error(Status::revoked, "mesh creation: making the new root's communicator failed on another survivor, "
+                                   "which revoked the survivors' communicator");
+    }
+  }
+  try {
+    check_mpi(rc, "MPI_Comm_create");
+  } catch (const Error& e) {
+    throw as_death(c, e);
+  }
+  return comm;
+}
+
 // Builds the root's state once every rank agreed. Collective over the
 // parent: host discovery for plugin backends unless known already, and,
 // for a host-aware mesh from a group where dims' communicators do not come
@@ -390,41 +434,12 @@ Mesh build(Creation& c) {
   MPI_Comm root_comm = MPI_COMM_NULL;
   if (((!mpi::dims_from_group && r.kind == CreationKind::group) || r.options.fault_tolerance) && !group_is_root &&
       !parent_is_root) {
-    if (r.options.fault_tolerance && r.owns_parent) {
-      // Over a parent of devmesh's own (a shrink's survivors), an
-      // agreement first: every survivor has then finished making it
-      // (MPIX_Comm_shrink) before any can revoke it below. Open MPI 5.0.11
-      // crashed a survivor still inside MPIX_Comm_shrink when another's
-      // revoke of the new communicator reached it
-      // (tests/fault/shrink_create_fails.cpp). A death among the survivors
-      // fails it on every survivor alike (PROC_FAILED).
-      int made = 1;
-      if (int rc = mpi::comm_agree(c.parent, &made); rc != MPI_SUCCESS) {
-        MPI_Group_free(&group);
-        check_mpi(rc, "MPIX_Comm_agree");
-      }
-    }
-    if (int rc = MPI_Comm_create(c.parent, group, &root_comm); rc != MPI_SUCCESS) {
-      MPI_Group_free(&group);
-      // A fault-tolerant creation over a parent of devmesh's own (a
-      // shrink's survivors) revokes it, so that the members still waiting
-      // in their MPI_Comm_create over it fail too, instead of waiting for
-      // this one: Open MPI 5.0.11 failed it on one survivor of a death it
-      // had not noticed, and the others waited for that one for ever
-      // (tests/multihost/host_dies.cpp). The program's own parent is left
-      // alone (mesh.hpp: devmesh does not revoke the program's
-      // communicators).
-      if (r.options.fault_tolerance && r.owns_parent) mpi::comm_revoke(c.parent);
-      try {
-        check_mpi(rc, "MPI_Comm_create");
-      } catch (const Error& e) {
-        throw as_death(c, e);
-      }
-    }
     try {
+      root_comm = create_root_comm(c, group);
       return_errors(root_comm);
     } catch (...) {
       MPI_Group_free(&group);
+      if (root_comm != MPI_COMM_NULL) MPI_Comm_free(&root_comm);
       throw;
     }
   }

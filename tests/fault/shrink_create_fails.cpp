@@ -1,18 +1,23 @@
-// shrink_create_fails: a shrink whose creation fails on one survivor alone
-// fails on every survivor, and the survivors recover by shrinking again.
-// 4 ranks, a (2, 2) mesh (replicate, shard) with fault_tolerance; rank 3
-// SIGKILLs itself; the survivors agree on the death and shrink along
-// replicate, which drops the slice of root indices 2 and 3: the shrunk
-// mesh's root communicator is made by MPI_Comm_create over the shrink's
-// survivors (0, 1 and 2; rank 2 becomes a spare).
+// shrink_create_fails WHEN: a shrink whose creation fails on one survivor
+// alone fails on every survivor, and the survivors recover by shrinking
+// again. 4 ranks, a (2, 2) mesh (replicate, shard) with fault_tolerance;
+// rank 3 SIGKILLs itself; the survivors agree on the death and shrink
+// along replicate, which drops the slice of root indices 2 and 3: the
+// shrunk mesh's root communicator is made by MPI_Comm_create over the
+// shrink's survivors (0, 1 and 2; rank 2 becomes a spare).
 //
-// On rank 1 that first MPI_Comm_create fails at once (this program's
-// MPI_Comm_create below, as Open MPI 5.0.11 failed it on one survivor of a
-// death it had not noticed, tests/multihost/host_dies.cpp), while ranks 0
-// and 2 enter theirs. Unless rank 1 revokes the survivors' communicator,
-// they wait in it for ever (the test's bound ends the job). With the
-// revoke, every survivor's shrink fails (rank 1 with the failure it saw,
-// the others with REVOKED), and every survivor's second shrink succeeds.
+// On rank 1 that first MPI_Comm_create fails (this program's
+// MPI_Comm_create below), as Open MPI 5.0.11 failed it on one survivor of a
+// death it had not noticed (tests/multihost/host_dies.cpp). WHEN says how:
+//   before  at once, without entering MPI: ranks 0 and 2 wait in theirs
+//           unless rank 1 revokes the survivors' communicator (the test's
+//           bound ends the job);
+//   after   once MPI made it on every survivor (rank 1 frees its own):
+//           rank 0 goes on to make the new mesh's dims with rank 1, which
+//           left, unless the survivors agree on whether all made it.
+// Either way every survivor's shrink must fail (rank 1 with the failure it
+// saw, the others with REVOKED), and every survivor's second shrink must
+// succeed.
 //
 // Each survivor prints one line, "rank R: ..." (run_shrink_create_fails.sh
 // judges them); the job may stay in MPI_Finalize after the death (ULFM).
@@ -29,16 +34,19 @@
 
 namespace {
 // Set on rank 1 right before the first shrink: its next MPI_Comm_create
-// fails without entering MPI.
+// fails, before or after entering MPI.
 bool fail_next_create = false;
+bool fail_after = false;
 }  // namespace
 
 extern "C" int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* out) {
-  if (fail_next_create) {
-    fail_next_create = false;
-    return MPI_ERR_OTHER;
+  if (!fail_next_create) return PMPI_Comm_create(comm, group, out);
+  fail_next_create = false;
+  if (fail_after) {
+    MPI_Comm made = MPI_COMM_NULL;
+    if (PMPI_Comm_create(comm, group, &made) == MPI_SUCCESS && made != MPI_COMM_NULL) PMPI_Comm_free(&made);
   }
-  return PMPI_Comm_create(comm, group, out);
+  return MPI_ERR_OTHER;
 }
 
 namespace {
@@ -72,6 +80,12 @@ int main(int argc, char** argv) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const std::string when = argc > 1 ? argv[1] : "";
+  if (when != "before" && when != "after") {
+    std::fprintf(stderr, "usage: shrink_create_fails before|after\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  fail_after = when == "after";
   std::string line;
   try {
     devmesh::MeshOptions o;
