@@ -104,11 +104,13 @@ int main(int argc, char** argv) {
     line = "first shrink " + first_status + ", second shrink " + second_status;
     if (second) {
       // The shard group of the shrunk (1, 2) mesh, as old root indices
-      // summed over its communicator: each member adds its own at its rank.
+      // summed over its communicator: each member adds its own plus one at
+      // its rank (a member missing leaves -1).
       auto& c = second.communicator("shard");
       std::vector<std::int64_t> v(static_cast<std::size_t>(c.size()), 0), sum(v.size());
-      v[static_cast<std::size_t>(c.rank())] = m.root_index();
+      v[static_cast<std::size_t>(c.rank())] = m.root_index() + 1;
       c.allreduce(v.data(), sum.data(), v.size(), devmesh::DataType::int64, devmesh::ReduceOp::sum);
+      for (std::int64_t& x : sum) --x;
       line += ", shape " + ints(second.shape()) + ", shard group " + ints(sum);
     } else if (second_status == "ok") {
       line += ", spare";
