@@ -526,10 +526,10 @@ DEVMESH_C_API int devmesh_agree(devmesh_t m, int *flag);
  * DEVMESH_ERR_PROC_FAILED or DEVMESH_ERR_REVOKED.
  * Errors: m not fault-tolerant -> UNSUPPORTED; dim no dim of m's root ->
  * UNKNOWN_DIM; no slice or no survivor left -> INVALID_ARGUMENT, the same
- * on every survivor; making the new mesh failing on one survivor (a death
- * among the survivors, an MPI error there) -> that survivor's error there,
- * REVOKED or PROC_FAILED on every other: shrink again; *survivors
- * untouched on error. */
+ * on every survivor; the new root's communicator not made on one survivor
+ * (a death among the survivors, an MPI error there) -> that survivor's
+ * error there, REVOKED or PROC_FAILED on every other: shrink again;
+ * *survivors untouched on error. */
 DEVMESH_C_API int devmesh_shrink(devmesh_t m, const char *dim, devmesh_t *survivors);
 
 /* The caller's root index in m's root.

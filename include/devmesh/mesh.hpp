@@ -390,11 +390,11 @@ class DEVMESH_API Mesh {
   // after an Error(proc_failed) or Error(revoked). Its parent is the
   // survivors' communicator (owned by the new mesh); its options are this
   // mesh's. No slice left, or no survivor: Error(invalid_argument), the same
-  // on every survivor. Where making the new mesh fails on one survivor (a
-  // death among the survivors, an MPI error there), it fails on every
-  // survivor (that survivor's error there, revoked or proc_failed
-  // elsewhere): shrink again. This mesh stays valid (revoked) until
-  // destroyed.
+  // on every survivor. Where the new root's communicator cannot be made on
+  // one survivor (a death among the survivors, an MPI error there), the
+  // shrink fails on every survivor (that survivor's error there, revoked or
+  // proc_failed elsewhere): shrink again. This mesh stays valid (revoked)
+  // until destroyed.
   Mesh shrink(std::optional<std::string_view> dim = std::nullopt) const;
   // The caller's root index (row-major number of its root coordinate).
   int root_index() const;
