@@ -526,7 +526,7 @@ DEVMESH_C_API int devmesh_agree(devmesh_t m, int *flag);
  * DEVMESH_ERR_PROC_FAILED or DEVMESH_ERR_REVOKED.
  * Errors: m not fault-tolerant -> UNSUPPORTED; dim no dim of m's root ->
  * UNKNOWN_DIM; no slice or no survivor left -> INVALID_ARGUMENT, the same
- * on every survivor; the new root's communicator not made on one survivor
+ * on every survivor; the new mesh's communicators not made on one survivor
  * (a death among the survivors, an MPI error there) -> that survivor's
  * error there, REVOKED or PROC_FAILED on every other: shrink again;
  * *survivors untouched on error. */

@@ -166,12 +166,17 @@ struct MeshOptions {
   // revoke, agree, failed_ranks and shrink answer unsupported. Where the
   // program left SIGPIPE at its default, such a mesh sets it to be
   // ignored: a write to a dead peer's socket must fail, not end the
-  // survivor (docs/RELIABILITY.md). A death during creation may be
-  // reported on some members only (ULFM): where the parent is devmesh's
-  // own (a shrink's survivors) a member that saw it revokes the parent, so
-  // that the others fail too; the program's own parent it leaves alone: a
-  // rank that gets proc_failed from create revokes it (MPIX_Comm_revoke)
-  // before it shrinks, as ULFM programs do.
+  // survivor (docs/RELIABILITY.md). Creation makes the communicators on
+  // every member or on none: where making one fails on one member alone
+  // (ULFM reports a death to some members only, and MPI may fail a call
+  // on one rank), creation fails on every member, that member with its own
+  // error, the others with revoked (the root communicator over the
+  // program's parent: with that member's error). Only a member whose
+  // MPI_Comm_create of the root communicator over the program's parent
+  // fails before it communicates leaves the others waiting in theirs:
+  // devmesh does not revoke the program's communicator. A rank that gets
+  // proc_failed from create revokes it (MPIX_Comm_revoke) before it
+  // shrinks, as ULFM programs do.
   bool fault_tolerance = false;
   // Seconds any one wait of the mesh may take (0: no deadline), with
   // fault_tolerance: a rank whose operation (a collective, point to point,
@@ -390,7 +395,7 @@ class DEVMESH_API Mesh {
   // after an Error(proc_failed) or Error(revoked). Its parent is the
   // survivors' communicator (owned by the new mesh); its options are this
   // mesh's. No slice left, or no survivor: Error(invalid_argument), the same
-  // on every survivor. Where the new root's communicator cannot be made on
+  // on every survivor. Where the new mesh's communicators cannot be made on
   // one survivor (a death among the survivors, an MPI error there), the
   // shrink fails on every survivor (that survivor's error there, revoked or
   // proc_failed elsewhere): shrink again. This mesh stays valid (revoked)

@@ -49,7 +49,7 @@ struct Creation {
 
   ~Creation() {
     if (group_comm != MPI_COMM_NULL && mpi_alive()) MPI_Comm_free(&group_comm);
-    if (request.owns_parent && request.parent != MPI_COMM_NULL && mpi_alive()) MPI_Comm_free(&request.parent);
+    if (request.owns_parent && mpi_alive()) mpi::free_comm(request.parent);
   }
   bool has_rank_list() const { return !order.empty(); }
 };
@@ -352,48 +352,113 @@ Error as_death(const Creation& c, const Error& e) {
                e.mpi_class());
 }
 
-// The new root's communicator over the parent (MPI_Comm_create). Over a
-// parent of devmesh's own in a fault-tolerant creation (a shrink's
-// survivors) it is made on every survivor or on none:
-// * the survivors agree first, so that every survivor has finished making
-//   the parent (MPIX_Comm_shrink) before any can revoke it: Open MPI
-//   5.0.11 crashed a survivor still inside MPIX_Comm_shrink when another's
-//   revoke of the new communicator reached it;
-// * a survivor whose MPI_Comm_create fails revokes the parent, so that
+// The new root's communicator over the parent (MPI_Comm_create). In a
+// fault-tolerant creation it is made on every member or on none, and no
+// member goes on (and may revoke it) before every member has made it: Open
+// MPI 5.0.11 crashed a rank still making a communicator when another's
+// revoke of it reached that rank (SIGSEGV in ompi_comm_revoke_local). So:
+// * over a parent of devmesh's own (a shrink's survivors), the survivors
+//   agree first, so that every survivor has finished making the parent
+//   (MPIX_Comm_shrink) before any can revoke it;
+// * a survivor whose MPI_Comm_create fails revokes that parent, so that
 //   those waiting in theirs fail too: Open MPI 5.0.11 failed it on one
 //   survivor of a death it had not noticed, and the others waited for that
-//   one for ever (tests/multihost/host_dies.cpp);
-// * they agree again on whether every survivor made it: one that did,
-//   where another did not, frees it and fails (revoked) instead of going
-//   on to make the dims' communicators with a member that left.
-// tests/fault/shrink_create_fails.cpp fails it on one survivor, before and
-// after that survivor's MPI_Comm_create. A death among the survivors fails
-// an agreement on every survivor alike (PROC_FAILED). The program's own
-// parent gets none of this (mesh.hpp: devmesh does not revoke the
-// program's communicators).
+//   one for ever (tests/multihost/host_dies.cpp). devmesh does not revoke
+//   the program's communicators (mesh.hpp): over the program's parent, a
+//   member whose call fails before any communication leaves the others
+//   waiting in theirs, as a failed MPI collective does;
+// * the members agree on whether every one made it. One that did, where
+//   another did not, frees it and fails instead of going on to make the
+//   dims' communicators with a member that left: over a shrink's survivors
+//   with REVOKED, over the program's parent with the failed member's status
+//   and message, shared over that parent.
+// tests/fault/create_fails.cpp fails it on one member, before and after
+// that member's MPI_Comm_create. A death among the members fails an
+// agreement on every member alike (PROC_FAILED).
 MPI_Comm create_root_comm(const Creation& c, MPI_Group group) {
-  const bool survivors = c.request.options.fault_tolerance && c.request.owns_parent;
+  const bool ft = c.request.options.fault_tolerance;
+  const bool survivors = ft && c.request.owns_parent;
   int made = 1;
   if (survivors) check_mpi(mpi::comm_agree(c.parent, &made), "MPIX_Comm_agree");
   MPI_Comm comm = MPI_COMM_NULL;
   const int rc = MPI_Comm_create(c.parent, group, &comm);
-  if (survivors) {
-    if (rc != MPI_SUCCESS) mpi::comm_revoke(c.parent);
-    made = rc == MPI_SUCCESS ? 1 : 0;
-    const int agreed = mpi::comm_agree(c.parent, &made);
-    if (rc == MPI_SUCCESS && (agreed != MPI_SUCCESS || !made)) {
-      if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
-      check_mpi(agreed, "MPIX_Comm_agree");
-      throw Error(Status::revoked, "mesh creation: making the new root's communicator failed on another survivor, "
-                                   "which revoked the survivors' communicator");
-    }
-  }
+  std::optional<Error> failed;
   try {
     check_mpi(rc, "MPI_Comm_create");
   } catch (const Error& e) {
-    throw as_death(c, e);
+    failed = as_death(c, e);
   }
-  return comm;
+  if (!ft) {
+    if (failed) throw *failed;
+    return comm;
+  }
+  if (failed && survivors) mpi::comm_revoke(c.parent);
+  made = failed ? 0 : 1;
+  const int agreed = mpi::comm_agree(c.parent, &made);
+  if (!failed && agreed == MPI_SUCCESS && made) return comm;
+  if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+  if (failed) {
+    // Over the program's parent, the others learn this member's failure.
+    if (!survivors && agreed == MPI_SUCCESS)
+      agree(c.parent, call_of(c.request.kind), {}, failed->status(), failed->what());
+    throw *failed;
+  }
+  check_mpi(agreed, "MPIX_Comm_agree");
+  if (survivors)
+    throw Error(Status::revoked, "mesh creation: making the new root's communicator failed on another survivor, "
+                                 "which revoked the survivors' communicator");
+  agree(c.parent, call_of(c.request.kind), {}, Status::success, {});
+  throw Error(Status::internal, "mesh creation: the members disagree on whether the root communicator was made");
+}
+
+// The dims' communicators of a fault-tolerant mesh, made at creation over
+// the root communicator (MeshState::make_comm), on every member or on none.
+// A member where one fails revokes the mesh, so that the others fail in the
+// creation they wait in instead of waiting for it (the root communicator
+// is made on every member by then: create_root_comm); then every member,
+// whatever happened to it, joins one agreement over the root
+// communicator (MPIX_Comm_agree, which a revoke does not end): no member
+// leaves creation (and may revoke) before every member has made every
+// communicator, a death during creation fails it on every survivor
+// alike, and a member that failed here is known to all. The same
+// agreement carries whether every member of an agreed creation passed its
+// own checks (check_agreed): when one did not, every member fails with the
+// status and message of the lowest that failed. A root communicator that
+// is a shrink's survivors' as MPIX_Comm_shrink made it (shrunk_root) may
+// still be in the making on another survivor: they agree over it first,
+// as create_root_comm does before making one over it.
+void make_ft_dims(const Creation& c, MeshState& state, bool shrunk_root) {
+  const MPI_Comm root = state.fault()->root();
+  if (shrunk_root) {
+    int ready = 1;
+    check_mpi(mpi::comm_agree(root, &ready), "MPIX_Comm_agree");
+  }
+  std::optional<Error> failed;
+  try {
+    for (const Dim& d : c.view->dims()) state.comm(d.layout, d.name);
+  } catch (const Error& e) {
+    // A peer's revoke can end the creation this member waits in with
+    // another class than REVOKED (Open MPI 5.0.11 gave MPI_ERR_OTHER).
+    if (e.status() == Status::backend && mpi::comm_is_revoked(root))
+      failed = Error(Status::revoked, std::string(e.what()) + " (another member revoked the mesh)", e.mpi_code(),
+                     e.mpi_class());
+    else
+      failed = as_death(c, e);
+    state.fault()->revoke(Status::revoked, std::string("mesh creation failed on this member: ") + failed->what());
+  }
+  constexpr int dims_made = 1, checks_passed = 2;
+  int flags = (failed ? 0 : dims_made) | (c.deferred ? 0 : checks_passed);
+  const int agreed = mpi::comm_agree(root, &flags);
+  if (failed) throw *failed;
+  check_mpi(agreed, "MPIX_Comm_agree");
+  if (!(flags & dims_made))
+    throw Error(Status::revoked, "mesh creation: making a dim's communicator failed on another member, which "
+                                 "revoked the mesh");
+  if (!(flags & checks_passed)) {
+    agree(root, call_of(c.request.kind), {}, c.deferred ? c.deferred->status() : Status::success,
+          c.deferred ? c.deferred->what() : std::string());
+    throw Error(Status::backend, "mesh creation: the members' agreement failed without a failed member");
+  }
 }
 
 // Builds the root's state once every rank agreed. Collective over the
@@ -482,30 +547,9 @@ Mesh build(Creation& c) {
     for (std::size_t d = 0; d < root.ndim(); ++d)
       state->insert_program_comm(root.dims()[d].layout, r.comms[d], root.dims()[d].name);
   }
-  // A fault-tolerant mesh makes its dims' communicators now, over the
-  // root communicator (see MeshState::make_comm): a death during creation
-  // fails creation on every survivor.
-  // They end with an agreement over the root communicator: no member
-  // leaves creation (and may revoke) before every member has made every
-  // communicator (Open MPI 5.0.11 crashes in ompi_comm_revoke_local when a
-  // revoke reaches a communicator a rank is still making), and every
-  // survivor learns alike of a death during creation.
-  // An agreed creation's failure on one member (check_agreed) fails it on
-  // every member, with the status and message of the lowest that failed.
-  if (r.options.fault_tolerance) {
-    try {
-      for (const Dim& d : c.view->dims()) state->comm(d.layout, d.name);
-    } catch (const Error& e) {
-      throw as_death(c, e);
-    }
-    int made = c.deferred ? 0 : 1;
-    check_mpi(mpi::comm_agree(state->root_comm(), &made), "MPIX_Comm_agree");
-    if (!made) {
-      agree(state->root_comm(), call_of(r.kind), {}, c.deferred ? c.deferred->status() : Status::success,
-            c.deferred ? c.deferred->what() : std::string());
-      throw Error(Status::backend, "mesh creation: the members' agreement failed without a failed member");
-    }
-  }
+  // A fault-tolerant mesh makes its dims' communicators now, on every
+  // member or on none (make_ft_dims).
+  if (r.options.fault_tolerance) make_ft_dims(c, *state, parent_is_root);
   if (c.hosts) {
     // Host-major over uniform hosts.
     auto hosts = std::make_shared<RootHosts>();

@@ -190,6 +190,7 @@ void MeshState::release() noexcept {
   Lock lock(mutex_);
   if (released_) return;
   released_ = true;
+  const bool fault_tolerant = fault_ != nullptr;
   if (fault_) fault_->clear();
   const bool alive = mpi_alive();
   for (auto& [key, h] : handouts_) {
@@ -198,11 +199,12 @@ void MeshState::release() noexcept {
     // watch callbacks must not take devmesh's own free for the program's.
     h.watch.releasing = true;
     if (!alive || !h.owned || h.comm == MPI_COMM_NULL) continue;
-    // One with a request that never completes is left, without the
-    // attribute that points at its watch (see leave_unfreed).
+    // One with a request that never completes (leave_unfreed) and a
+    // revoked one (mpi::free_comm) are left to MPI_Finalize, without the
+    // attribute that points at their watch.
     const bool unfreed = left_unfreed(h.comm);
     if (h.watch.freed_by_program) continue;
-    if (unfreed)
+    if (unfreed || (fault_tolerant && mpi::comm_is_revoked(h.comm)))
       MPI_Comm_delete_attr(h.comm, watch_keyval());
     else
       MPI_Comm_free(&h.comm);
@@ -210,8 +212,8 @@ void MeshState::release() noexcept {
   handouts_.clear();
   backends_.clear();
   if (alive) {
-    if (root_comm_ != MPI_COMM_NULL) MPI_Comm_free(&root_comm_);
-    if (owned_parent_ != MPI_COMM_NULL) MPI_Comm_free(&owned_parent_);
+    mpi::free_comm(root_comm_);
+    mpi::free_comm(owned_parent_);
     if (root_group_ != MPI_GROUP_NULL) MPI_Group_free(&root_group_);
     if (errhandler_ != MPI_ERRHANDLER_NULL) MPI_Errhandler_free(&errhandler_);
   }

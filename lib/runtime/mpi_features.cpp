@@ -139,6 +139,14 @@ int comm_ack_failed(MPI_Comm) noexcept { return MPI_ERR_OTHER; }
 
 #endif
 
+void free_comm(MPI_Comm& comm) noexcept {
+  if (comm == MPI_COMM_NULL) return;
+  if (comm_is_revoked(comm))
+    comm = MPI_COMM_NULL;
+  else
+    MPI_Comm_free(&comm);
+}
+
 std::string version_text() {
   int version = 0, subversion = 0;
   if (MPI_Get_version(&version, &subversion) != MPI_SUCCESS) return "unknown version";

@@ -28,6 +28,8 @@
 
 #include "devmesh/mesh.hpp"
 
+#include "comm_groups.hpp"
+
 namespace {
 
 using devmesh::Error;
@@ -38,20 +40,6 @@ std::string json_ints(const std::vector<int>& v) {
   std::string s = "[";
   for (std::size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
   return s + "]";
-}
-
-// The old root indices of the caller's group along dim of the shrunk mesh:
-// every member contributes its old index at its local rank (allreduce of a
-// one-hot vector), so the groups reported are what the communicators
-// actually connect.
-std::vector<int> group_by_comm(const Mesh& s, const char* dim, int old_index) {
-  auto& c = s.communicator(dim);
-  std::vector<std::int64_t> v(static_cast<std::size_t>(c.size()), 0), out(v.size());
-  v[static_cast<std::size_t>(c.rank())] = old_index + 1;
-  c.allreduce(v.data(), out.data(), v.size(), devmesh::DataType::int64, devmesh::ReduceOp::sum);
-  std::vector<int> g;
-  for (auto x : out) g.push_back(static_cast<int>(x) - 1);
-  return g;
 }
 
 }  // namespace
