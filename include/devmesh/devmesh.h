@@ -492,7 +492,8 @@ DEVMESH_C_API int devmesh_comm_count(devmesh_t m, int *count);
 /* Revokes m's root: every operation of it, waiting or later, fails
  * promptly with DEVMESH_ERR_REVOKED on every member. Local and idempotent;
  * callable while another thread waits in an operation of the same mesh
- * (MPI_THREAD_MULTIPLE). devmesh_destroy of a revoked mesh works.
+ * (MPI_THREAD_MULTIPLE). devmesh_destroy of a revoked mesh works; its
+ * communicators are left to MPI_Finalize (devmesh::Mesh::revoke).
  * Not collective. */
 DEVMESH_C_API int devmesh_revoke(devmesh_t m);
 

@@ -372,7 +372,10 @@ class DEVMESH_API Mesh {
   // on every member, waiting in one or calling one, fails promptly with
   // Error(revoked). Not collective, idempotent, and callable while another
   // thread waits in an operation of the same mesh (the one exception to
-  // one thread per mesh; MPI_THREAD_MULTIPLE then).
+  // one thread per mesh; MPI_THREAD_MULTIPLE then). A revoked mesh's
+  // communicators are not freed when it is destroyed but left to
+  // MPI_Finalize: a revoke still on its way must not reach a communicator
+  // made since in its place (docs/RELIABILITY.md "Faults").
   void revoke() const;
   // Whether the mesh is revoked (by this rank, a peer, or a failure). Not
   // collective.
