@@ -74,17 +74,17 @@ int comm_shrink(MPI_Comm comm, MPI_Comm* survivors) noexcept;
 int comm_agree(MPI_Comm comm, int* flag) noexcept;
 // The group of comm's members this rank knows to have failed.
 int comm_get_failed(MPI_Comm comm, MPI_Group* failed) noexcept;
+// Acknowledges every failure this rank knows of on comm (so that
+// comm_agree does not report them again).
+int comm_ack_failed(MPI_Comm comm) noexcept;
 // Frees comm (MPI_COMM_NULL: nothing), unless it is revoked: a revoked
 // communicator is left to MPI_Finalize. A peer's revoke can reach this rank
 // late, after it freed the communicator; Open MPI 5.0.11 then delivers it
 // to a communicator made since with the same context id and epoch, and a
 // rank still making that one crashed (SIGSEGV in ompi_comm_revoke_local,
-// tests/fault/create_fails.cpp: 1 job in 8 under load). Sets comm to
+// tests/fault/create_fails.cpp: 3 jobs in 24 under load). Sets comm to
 // MPI_COMM_NULL.
 void free_comm(MPI_Comm& comm) noexcept;
-// Acknowledges every failure this rank knows of on comm (so that
-// comm_agree does not report them again).
-int comm_ack_failed(MPI_Comm comm) noexcept;
 
 // The MPI standard version the library reports, "4.1".
 std::string version_text();
