@@ -190,7 +190,6 @@ void MeshState::release() noexcept {
   Lock lock(mutex_);
   if (released_) return;
   released_ = true;
-  const bool fault_tolerant = fault_ != nullptr;
   if (fault_) fault_->clear();
   const bool alive = mpi_alive();
   for (auto& [key, h] : handouts_) {
@@ -204,10 +203,8 @@ void MeshState::release() noexcept {
     // attribute that points at their watch.
     const bool unfreed = left_unfreed(h.comm);
     if (h.watch.freed_by_program) continue;
-    if (unfreed || (fault_tolerant && mpi::comm_is_revoked(h.comm)))
-      MPI_Comm_delete_attr(h.comm, watch_keyval());
-    else
-      MPI_Comm_free(&h.comm);
+    const MPI_Comm comm = h.comm;
+    if (unfreed || !mpi::free_comm(h.comm)) MPI_Comm_delete_attr(comm, watch_keyval());
   }
   handouts_.clear();
   backends_.clear();

@@ -139,12 +139,14 @@ int comm_ack_failed(MPI_Comm) noexcept { return MPI_ERR_OTHER; }
 
 #endif
 
-void free_comm(MPI_Comm& comm) noexcept {
-  if (comm == MPI_COMM_NULL) return;
-  if (comm_is_revoked(comm))
+bool free_comm(MPI_Comm& comm) noexcept {
+  if (comm == MPI_COMM_NULL) return false;
+  if (comm_is_revoked(comm)) {
     comm = MPI_COMM_NULL;
-  else
-    MPI_Comm_free(&comm);
+    return false;
+  }
+  MPI_Comm_free(&comm);
+  return true;
 }
 
 std::string version_text() {

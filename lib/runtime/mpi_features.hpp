@@ -83,8 +83,8 @@ int comm_ack_failed(MPI_Comm comm) noexcept;
 // to a communicator made since with the same context id and epoch, and a
 // rank still making that one crashed (SIGSEGV in ompi_comm_revoke_local,
 // tests/fault/create_fails.cpp: 3 jobs in 24 under load). Sets comm to
-// MPI_COMM_NULL.
-void free_comm(MPI_Comm& comm) noexcept;
+// MPI_COMM_NULL; returns whether it freed a communicator.
+bool free_comm(MPI_Comm& comm) noexcept;
 
 // The MPI standard version the library reports, "4.1".
 std::string version_text();
