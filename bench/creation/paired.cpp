@@ -18,6 +18,9 @@
 //                 where dims come straight from their groups,
 //                 DEVMESH_DIMS_FROM_GROUP, else MPI_Comm_create_group over
 //                 the parent), and the local calls around them
+//   groups        the group creations alone (the floor without the check
+//                 and the local calls): the least these communicators
+//                 cost by that call
 // A batch is `iters` creations of one method; each creation starts after a
 // barrier, only the creation is timed (freeing is not), and the batch's
 // time is the slowest rank's sum over its creations, divided by iters. The
@@ -63,6 +66,16 @@ std::vector<int> parse_dims(const std::string& s) {
 // handler.
 int null_delete(MPI_Comm, int, void*, void*) { return MPI_SUCCESS; }
 
+// Dim i's communicator from the caller's group g by the call devmesh makes
+// on this MPI.
+void make_dim(int i, MPI_Group g, MPI_Comm* out) {
+#if DEVMESH_DIMS_FROM_GROUP
+  comm_from_group(i, g, out);
+#else
+  MPI_Comm_create_group(MPI_COMM_WORLD, g, i, out);
+#endif
+}
+
 void devmesh_calls(const std::vector<int>& dims, std::vector<MPI_Comm>& out) {
   static int parent_key = MPI_KEYVAL_INVALID, watch_key = MPI_KEYVAL_INVALID;
   static int link = 0, watch = 0;
@@ -86,11 +99,7 @@ void devmesh_calls(const std::vector<int>& dims, std::vector<MPI_Comm>& out) {
   MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
   MPI_Comm_get_errhandler(MPI_COMM_WORLD, &handler);
   for_each_caller_group(dims, [&](int i, MPI_Group g) {
-#if DEVMESH_DIMS_FROM_GROUP
-    comm_from_group(i, g, &out[i]);
-#else
-    MPI_Comm_create_group(MPI_COMM_WORLD, g, i, &out[i]);
-#endif
+    make_dim(i, g, &out[i]);
     const std::string name = "devmesh:d" + std::to_string(i);
     MPI_Comm_set_name(out[i], name.c_str());
     MPI_Comm_set_attr(out[i], watch_key, &watch);
@@ -98,6 +107,14 @@ void devmesh_calls(const std::vector<int>& dims, std::vector<MPI_Comm>& out) {
   }, DimOrder::first_first);
   MPI_Errhandler_free(&handler);
   MPI_Group_free(&parent);
+}
+
+// The group creations alone: the floor without the argument check and the
+// local calls around the creations, in the same order. What these
+// communicators cost at the least by the call devmesh makes, with nothing
+// (no check) that turns disagreeing ranks into an error instead of a hang.
+void group_calls(const std::vector<int>& dims, std::vector<MPI_Comm>& out) {
+  for_each_caller_group(dims, [&](int i, MPI_Group g) { make_dim(i, g, &out[i]); }, DimOrder::first_first);
 }
 
 struct Method {
@@ -159,6 +176,15 @@ int main(int argc, char** argv) {
          free_all(c);
          return t;
        }},
+      {"groups",
+       [&] {
+         std::vector<MPI_Comm> c(nd, MPI_COMM_NULL);
+         const double t0 = MPI_Wtime();
+         group_calls(dims, c);
+         const double t = MPI_Wtime() - t0;
+         free_all(c);
+         return t;
+       }},
   };
   const std::size_t nm = methods.size();
   int rc = 0;
@@ -193,6 +219,7 @@ int main(int argc, char** argv) {
     pair(3, 2);  // floor / split
     pair(1, 0);  // create_comms / devmesh
     pair(1, 2);  // create_comms / split
+    pair(4, 2);  // groups / split
   } catch (const devmesh::Error& e) {
     std::fprintf(stderr, "devmesh error: %s\n", e.what());
     rc = 1;
