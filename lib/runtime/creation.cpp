@@ -81,9 +81,19 @@ void open_parent(Creation& c) {
   DEVMESH_MPI(MPI_Comm_rank(c.parent, &c.me));
 }
 
-// Every backend the options name (backends_named), computed once.
+// Every backend the options name (backends_named), computed once. Options
+// that name the default backends (most meshes') share one list, made once:
+// creation allocates as little as it can (docs/BENCHMARKS.md, the gap to
+// the floor).
 const std::vector<BackendSpec>& named_backends(Creation& c) {
-  if (!c.named) c.named = backends_named(c.request.options);
+  static const MeshOptions defaults;
+  const MeshOptions& o = c.request.options;
+  if (o.backend == defaults.backend && o.backend_options == defaults.backend_options &&
+      o.dim_backends == defaults.dim_backends && o.dim_options == defaults.dim_options) {
+    static const std::vector<BackendSpec> named = backends_named(defaults);
+    return named;
+  }
+  if (!c.named) c.named = backends_named(o);
   return *c.named;
 }
 

@@ -1,6 +1,7 @@
 #include "mesh_state.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <charconv>
 
@@ -450,7 +451,13 @@ MeshState::Handout& MeshState::entry(const Lock& lock, const Layout& layout, std
   // The caller's group in local-rank order, as root indices.
   const index_t base = group_base(layout, index_);
   const index_t n = size(layout);
-  std::vector<int> members(static_cast<std::size_t>(n));
+  // On the stack for the groups of most meshes: creation allocates as
+  // little as it can (docs/BENCHMARKS.md, the gap to the floor).
+  std::array<int, 64> small;
+  std::vector<int> large;
+  if (n > static_cast<index_t>(small.size())) large.resize(static_cast<std::size_t>(n));
+  const std::span<int> members = large.empty() ? std::span<int>(small).first(static_cast<std::size_t>(n))
+                                               : std::span<int>(large);
   for (index_t k = 0; k < n; ++k) members[static_cast<std::size_t>(k)] = static_cast<int>(base + offset(layout, k));
   MPI_Comm c = make_comm(lock, members, tag(layout_tag(key)));
   std::string name;
@@ -475,7 +482,7 @@ std::string MeshState::tag(std::string_view what) const {
 // Where dims do not come from their groups: over the root communicator if
 // made, else over the program's parent (watched: a freed parent left the
 // root communicator behind, see keep_members).
-MPI_Comm MeshState::make_comm(const Lock& lock, const std::vector<int>& members, const std::string& creation_tag) {
+MPI_Comm MeshState::make_comm(const Lock& lock, std::span<const int> members, const std::string& creation_tag) {
   // A fault-tolerant mesh makes it by MPI_Comm_create over the root
   // communicator, each member passing its own group (the layout's groups
   // partition the root): a creation over all root members, which ULFM makes

@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -207,7 +208,7 @@ class MeshState : public std::enable_shared_from_this<MeshState> {
   MPI_Comm live_parent(const Lock&) const;
   // The creation tag of what (a layout's key, or "root"): tag_prefix_, then what.
   std::string tag(std::string_view what) const;
-  MPI_Comm make_comm(const Lock&, const std::vector<int>& members, const std::string& creation_tag);
+  MPI_Comm make_comm(const Lock&, std::span<const int> members, const std::string& creation_tag);
   Communicator& communicator(const Lock&, const Layout& layout, std::string_view dim, const BackendSpec& backend,
                              bool all_root_members);
   MPI_Comm cart(const Lock&, const View& view, std::vector<int> periods);

@@ -45,7 +45,7 @@ MPI_Comm comm_from_session_group(MPI_Group, const std::string&) {
 namespace {
 
 template <class Make>
-MPI_Comm with_group(MPI_Group root_group, const std::vector<int>& members, Make&& make) {
+MPI_Comm with_group(MPI_Group root_group, std::span<const int> members, Make&& make) {
   MPI_Group group = MPI_GROUP_NULL;
   DEVMESH_MPI(MPI_Group_incl(root_group, static_cast<int>(members.size()), members.data(), &group));
   try {
@@ -60,14 +60,14 @@ MPI_Comm with_group(MPI_Group root_group, const std::vector<int>& members, Make&
 
 }  // namespace
 
-MPI_Comm comm_from_members(MPI_Group root_group, const std::vector<int>& members, const std::string& tag,
+MPI_Comm comm_from_members(MPI_Group root_group, std::span<const int> members, const std::string& tag,
                            MPI_Comm over) {
   return with_group(root_group, members, [&](MPI_Group group) {
     return dims_from_group ? comm_from_session_group(group, tag) : comm_from_comm(group, tag, over);
   });
 }
 
-MPI_Comm comm_create_over(MPI_Group root_group, const std::vector<int>& members, MPI_Comm over) {
+MPI_Comm comm_create_over(MPI_Group root_group, std::span<const int> members, MPI_Comm over) {
   return with_group(root_group, members, [&](MPI_Group group) {
     MPI_Comm comm = MPI_COMM_NULL;
     DEVMESH_MPI(MPI_Comm_create(over, group, &comm));

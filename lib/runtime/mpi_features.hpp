@@ -6,6 +6,7 @@
 
 #include <mpi.h>
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -38,7 +39,7 @@ inline constexpr bool dims_from_group = has_comm_from_group && DEVMESH_MPI_IS_OP
 // `over` is not used. Without: MPI_Comm_create_group over `over`, a
 // communicator whose group holds every member (the parent or the root
 // communicator), with a tag derived from `tag`.
-MPI_Comm comm_from_members(MPI_Group root_group, const std::vector<int>& members, const std::string& tag,
+MPI_Comm comm_from_members(MPI_Group root_group, std::span<const int> members, const std::string& tag,
                            MPI_Comm over);
 
 // The same communicator by MPI_Comm_create over `over` (whose group is
@@ -46,7 +47,7 @@ MPI_Comm comm_from_members(MPI_Group root_group, const std::vector<int>& members
 // `over`'s error handler. Collective over every rank of `over`: ULFM
 // interrupts it when one dies or `over` is revoked. The callers' member
 // lists must be disjoint or equal.
-MPI_Comm comm_create_over(MPI_Group root_group, const std::vector<int>& members, MPI_Comm over);
+MPI_Comm comm_create_over(MPI_Group root_group, std::span<const int> members, MPI_Comm over);
 
 // The communicator of a group that no communicator holds yet (MPI
 // Sessions), errors returned. Collective over the group's members, who all
