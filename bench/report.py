@@ -555,6 +555,14 @@ def paired_section(data, cond, px):
         out.append("devmesh ÷ floor (paired): %s; create_comms ÷ devmesh (paired): %s.\n"
                    % (ratio_text(ix.get("paired_devmesh_over_floor")),
                       ratio_text(ix.get("paired_create_comms_over_devmesh"))))
+        between = [(label, ix.get("outside_" + key)) for key, label in
+                   (("devmesh", "devmesh"), ("floor", "the floor"), ("split", "the split"))]
+        if all(r for _, r in between):
+            out.append("Time between the collective calls per creation (each rank's time outside "
+                       "MPI_Allreduce and the communicator creations, as the tests' PMPI layer times them, "
+                       "with the local MPI calls; the mean over ranks, median [IQR] over batches): %s.\n"
+                       % "; ".join("%s %s [%s–%s]" % (label, fmt_time(r["median"]), fmt_time(r["q1"]),
+                                                      fmt_time(r["q3"])) for label, r in between))
     out.append("Where the gap to the floor comes from (measured by hand, MPICH 4.0.2, quiet machine, "
                "2026-11-27, not by this run). devmesh makes exactly the floor's MPI calls; the rest is "
                "its own work between them, which 8 ranks on 2 cores pay several times over: a core runs "

@@ -28,8 +28,10 @@
 // median over rounds of A's batch time / B's batch time in the same round.
 //
 // Prints, in the format of bench/support/bench.hpp, one record per method
-// (µs per creation) and one per pair (the ratios, scaled as the collective
-// benchmark's paired ratios are).
+// (µs per creation), one per method of its time outside the collective
+// calls (outside_<method>: elapsed less the time inside them, as the tests'
+// PMPI layer sees it, per creation, the mean over ranks) and one per pair
+// (the ratios, scaled as the collective benchmark's paired ratios are).
 #include <mpi.h>
 
 #include <cstdint>
@@ -40,6 +42,7 @@
 #include <vector>
 
 #include "bench.hpp"
+#include "comm_counter.hpp"
 #include "devmesh/mesh.hpp"
 #include "hand_written.hpp"
 
@@ -189,24 +192,36 @@ int main(int argc, char** argv) {
   const std::size_t nm = methods.size();
   int rc = 0;
   try {
-    auto batch = [&](const Method& m) {
-      double sum = 0;
+    // A batch's time, and each rank's time outside the collective calls
+    // (the creation's own work between them, with the local MPI calls),
+    // averaged over the ranks.
+    auto batch = [&](const Method& m, double& outside) {
+      double sum = 0, between = 0;
       for (int i = 0; i < iters; ++i) {
         MPI_Barrier(MPI_COMM_WORLD);
-        sum += m.run();
+        const double in0 = comm_counter::seconds_in_collectives();
+        const double t = m.run();
+        sum += t;
+        between += t - (comm_counter::seconds_in_collectives() - in0);
       }
+      between /= iters;
+      MPI_Allreduce(MPI_IN_PLACE, &between, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+      outside = between / bench::world_size();
       return bench::slowest(sum / iters);
     };
-    for (const Method& m : methods) batch(m);  // warm-up: endpoints, first-call costs
-    std::vector<std::vector<double>> t(nm);
+    double outside = 0;
+    for (const Method& m : methods) batch(m, outside);  // warm-up: endpoints, first-call costs
+    std::vector<std::vector<double>> t(nm), out(nm);
     for (int b = 0; b < batches; ++b)
       for (std::size_t j = 0; j < nm; ++j) {
         const std::size_t k = (j + static_cast<std::size_t>(b)) % nm;
-        t[k].push_back(batch(methods[k]));
+        t[k].push_back(batch(methods[k], outside));
+        out[k].push_back(outside);
       }
     const std::string head = "creation_paired\tshape=" + text + "\tranks=" + std::to_string(bench::world_size()) +
                              "\titers=" + std::to_string(iters);
     for (std::size_t k = 0; k < nm; ++k) bench::print_row(head + "\tmethod=" + methods[k].name, t[k]);
+    for (std::size_t k = 0; k < nm; ++k) bench::print_row(head + "\tmethod=outside_" + methods[k].name, out[k]);
     // Ratios as "seconds" x 1e-6, so that the record's numbers are the
     // ratios themselves (as bench/collectives prints them).
     auto pair = [&](std::size_t a, std::size_t b) {

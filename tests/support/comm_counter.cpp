@@ -8,6 +8,16 @@ namespace {
 std::atomic<long> made{0};
 std::atomic<long> gone{0};
 std::atomic<long> on_world{0};
+// Time inside the collective calls below, in nanoseconds.
+std::atomic<long long> inside_ns{0};
+// Runs one wrapped collective call, adding its time to inside_ns.
+template <class Call>
+int timed(Call call) {
+  const double t0 = PMPI_Wtime();
+  const int rc = call();
+  inside_ns += static_cast<long long>((PMPI_Wtime() - t0) * 1e9);
+  return rc;
+}
 int world(int rc, MPI_Comm c) {
   if (c == MPI_COMM_WORLD) ++on_world;
   return rc;
@@ -22,45 +32,52 @@ namespace comm_counter {
 long created() { return made.load(); }
 long freed() { return gone.load(); }
 long world_collectives() { return on_world.load(); }
+double seconds_in_collectives() { return static_cast<double>(inside_ns.load()) * 1e-9; }
 }  // namespace comm_counter
 
 extern "C" {
-int MPI_Comm_dup(MPI_Comm c, MPI_Comm* out) { return count(PMPI_Comm_dup(c, out), out); }
+int MPI_Comm_dup(MPI_Comm c, MPI_Comm* out) { return count(timed([&] { return PMPI_Comm_dup(c, out); }), out); }
 int MPI_Comm_idup(MPI_Comm c, MPI_Comm* out, MPI_Request* r) {
   int rc = PMPI_Comm_idup(c, out, r);
   if (rc == MPI_SUCCESS) ++made;
   return rc;
 }
 int MPI_Comm_split(MPI_Comm c, int color, int key, MPI_Comm* out) {
-  return count(PMPI_Comm_split(c, color, key, out), out);
+  return count(timed([&] { return PMPI_Comm_split(c, color, key, out); }), out);
 }
 int MPI_Comm_split_type(MPI_Comm c, int type, int key, MPI_Info info, MPI_Comm* out) {
-  return world(count(PMPI_Comm_split_type(c, type, key, info, out), out), c);
+  return world(count(timed([&] { return PMPI_Comm_split_type(c, type, key, info, out); }), out), c);
 }
 int MPI_Allreduce(const void* s, void* r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c) {
-  return world(PMPI_Allreduce(s, r, n, t, op, c), c);
+  return world(timed([&] { return PMPI_Allreduce(s, r, n, t, op, c); }), c);
 }
 int MPI_Allgather(const void* s, int sn, MPI_Datatype st, void* r, int rn, MPI_Datatype rt, MPI_Comm c) {
-  return world(PMPI_Allgather(s, sn, st, r, rn, rt, c), c);
+  return world(timed([&] { return PMPI_Allgather(s, sn, st, r, rn, rt, c); }), c);
 }
 int MPI_Allgatherv(const void* s, int sn, MPI_Datatype st, void* r, const int rn[], const int displs[],
                    MPI_Datatype rt, MPI_Comm c) {
-  return world(PMPI_Allgatherv(s, sn, st, r, rn, displs, rt, c), c);
+  return world(timed([&] { return PMPI_Allgatherv(s, sn, st, r, rn, displs, rt, c); }), c);
 }
-int MPI_Bcast(void* b, int n, MPI_Datatype t, int root, MPI_Comm c) { return world(PMPI_Bcast(b, n, t, root, c), c); }
-int MPI_Comm_create(MPI_Comm c, MPI_Group g, MPI_Comm* out) { return count(PMPI_Comm_create(c, g, out), out); }
+int MPI_Bcast(void* b, int n, MPI_Datatype t, int root, MPI_Comm c) {
+  return world(timed([&] { return PMPI_Bcast(b, n, t, root, c); }), c);
+}
+int MPI_Comm_create(MPI_Comm c, MPI_Group g, MPI_Comm* out) {
+  return count(timed([&] { return PMPI_Comm_create(c, g, out); }), out);
+}
 int MPI_Comm_create_group(MPI_Comm c, MPI_Group g, int tag, MPI_Comm* out) {
-  return count(PMPI_Comm_create_group(c, g, tag, out), out);
+  return count(timed([&] { return PMPI_Comm_create_group(c, g, tag, out); }), out);
 }
 #if DEVMESH_HAVE_MPI_COMM_CREATE_FROM_GROUP
 int MPI_Comm_create_from_group(MPI_Group g, const char* tag, MPI_Info info, MPI_Errhandler eh, MPI_Comm* out) {
-  return count(PMPI_Comm_create_from_group(g, tag, info, eh, out), out);
+  return count(timed([&] { return PMPI_Comm_create_from_group(g, tag, info, eh, out); }), out);
 }
 #endif
 int MPI_Cart_create(MPI_Comm c, int n, const int dims[], const int periods[], int reorder, MPI_Comm* out) {
-  return count(PMPI_Cart_create(c, n, dims, periods, reorder, out), out);
+  return count(timed([&] { return PMPI_Cart_create(c, n, dims, periods, reorder, out); }), out);
 }
-int MPI_Cart_sub(MPI_Comm c, const int remain[], MPI_Comm* out) { return count(PMPI_Cart_sub(c, remain, out), out); }
+int MPI_Cart_sub(MPI_Comm c, const int remain[], MPI_Comm* out) {
+  return count(timed([&] { return PMPI_Cart_sub(c, remain, out); }), out);
+}
 int MPI_Comm_free(MPI_Comm* c) {
   const bool real = c && *c != MPI_COMM_NULL;
   int rc = PMPI_Comm_free(c);

@@ -27,4 +27,9 @@ inline long live() { return created() - freed(); }
 // Collective calls over MPI_COMM_WORLD (MPI_Allreduce, MPI_Allgather(v),
 // MPI_Bcast, MPI_Comm_split_type) since process start.
 long world_collectives();
+// Seconds spent inside the collective calls this layer sees (the
+// creations above, MPI_Allreduce, MPI_Allgather(v), MPI_Bcast on any
+// communicator) since process start: a caller's time between them is its
+// elapsed time less this.
+double seconds_in_collectives();
 }  // namespace comm_counter
