@@ -57,14 +57,7 @@ std::vector<Method> methods(const Shape& shape) {
   const auto& names = shape.names;
   const std::size_t nd = dims.size();
   std::vector<Method> m;
-  m.push_back({"hand_split", [&dims, nd] {
-                 std::vector<MPI_Comm> c(nd, MPI_COMM_NULL);
-                 const double t0 = MPI_Wtime();
-                 hand_split(dims, c);
-                 const double t = MPI_Wtime() - t0;
-                 free_all(c);
-                 return t;
-               }});
+  m.push_back({"hand_split", [&dims] { return timed_comms(dims, hand_split); }});
   m.push_back({"hand_cart", [&dims, nd] {
                  std::vector<MPI_Comm> c(nd, MPI_COMM_NULL);
                  MPI_Comm cart = MPI_COMM_NULL;
@@ -75,23 +68,9 @@ std::vector<Method> methods(const Shape& shape) {
                  MPI_Comm_free(&cart);
                  return t;
                }});
-  m.push_back({"hand_create_group", [&dims, nd] {
-                 std::vector<MPI_Comm> c(nd, MPI_COMM_NULL);
-                 const double t0 = MPI_Wtime();
-                 hand_create_group(dims, c);
-                 const double t = MPI_Wtime() - t0;
-                 free_all(c);
-                 return t;
-               }});
+  m.push_back({"hand_create_group", [&dims] { return timed_comms(dims, hand_create_group); }});
 #if BENCH_HAVE_COMM_FROM_GROUP
-  m.push_back({"hand_create_from_group", [&dims, nd] {
-                 std::vector<MPI_Comm> c(nd, MPI_COMM_NULL);
-                 const double t0 = MPI_Wtime();
-                 hand_create_from_group(dims, c);
-                 const double t = MPI_Wtime() - t0;
-                 free_all(c);
-                 return t;
-               }});
+  m.push_back({"hand_create_from_group", [&dims] { return timed_comms(dims, hand_create_from_group); }});
 #endif
   // devmesh as a user writes it: create, then ask each dim for its communicator.
   m.push_back({"devmesh", [&dims, &names] {

@@ -161,33 +161,9 @@ int main(int argc, char** argv) {
          mesh.create_comms();
          return MPI_Wtime() - t0;
        }},
-      {"split",
-       [&] {
-         std::vector<MPI_Comm> c(nd, MPI_COMM_NULL);
-         const double t0 = MPI_Wtime();
-         hand_split(dims, c);
-         const double t = MPI_Wtime() - t0;
-         free_all(c);
-         return t;
-       }},
-      {"floor",
-       [&] {
-         std::vector<MPI_Comm> c(nd, MPI_COMM_NULL);
-         const double t0 = MPI_Wtime();
-         devmesh_calls(dims, c);
-         const double t = MPI_Wtime() - t0;
-         free_all(c);
-         return t;
-       }},
-      {"groups",
-       [&] {
-         std::vector<MPI_Comm> c(nd, MPI_COMM_NULL);
-         const double t0 = MPI_Wtime();
-         group_calls(dims, c);
-         const double t = MPI_Wtime() - t0;
-         free_all(c);
-         return t;
-       }},
+      {"split", [&] { return timed_comms(dims, hand_split); }},
+      {"floor", [&] { return timed_comms(dims, devmesh_calls); }},
+      {"groups", [&] { return timed_comms(dims, group_calls); }},
   };
   const std::size_t nm = methods.size();
   int rc = 0;

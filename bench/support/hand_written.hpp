@@ -103,3 +103,15 @@ inline void free_all(std::vector<MPI_Comm>& comms) {
   for (MPI_Comm& c : comms)
     if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
 }
+
+// One creation by make(dims, comms) of a communicator per dim: this rank's
+// seconds for it; the communicators are freed untimed.
+template <class Make>
+double timed_comms(const std::vector<int>& dims, Make&& make) {
+  std::vector<MPI_Comm> c(dims.size(), MPI_COMM_NULL);
+  const double t0 = MPI_Wtime();
+  make(dims, c);
+  const double t = MPI_Wtime() - t0;
+  free_all(c);
+  return t;
+}
