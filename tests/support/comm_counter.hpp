@@ -19,7 +19,7 @@ inline constexpr int at_creation = 0;
 // 3.1.
 inline constexpr int at_parent_free = DEVMESH_DIMS_FROM_GROUP ? 0 : 1;
 // Communicators created by MPI_Comm_dup/idup/split/split_type/create/
-// create_group/create_from_group, MPI_Cart_create/sub, MPI_Intercomm_* since process start.
+// create_group/create_from_group and MPI_Cart_create/sub since process start.
 long created();
 // MPI_Comm_free calls that freed one.
 long freed();
