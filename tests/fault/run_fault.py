@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""run_fault.py MPIEXEC PROGRAM [--gloo] [--local-revoke]: kills ranks of an 8-rank HSDP mesh
-(replicate=4, shard=2, fault_tolerance) at chosen points, DEVMESH_FAULT_RUNS
-times (default 50), and judges each run by what the survivors report
+"""run_fault.py MPIEXEC PROGRAM [--gloo] [--local-revoke] [--ranks P] [--runs N]: kills ranks
+of an HSDP mesh of P ranks (replicate=P/2, shard=2, fault_tolerance; P even,
+at least 4; default DEVMESH_FAULT_RANKS, else 8) at chosen points, N times
+(default DEVMESH_FAULT_RUNS, else 50), and judges each run by what the survivors report
 (hsdp_fault.cpp): every survivor ends (no hang), its operations failed with
 PROC_FAILED or REVOKED, it agreed on the failed set, and the mesh it shrank
-to along replicate has the groups a brute-force reference gives. The job
+to along replicate has the groups a brute-force reference gives (where no
+replicate slice is left, at P = 4, the same invalid_argument). The job
 itself may stay in MPI_Finalize after a death (ULFM): it is ended once every
 survivor has reported, or after a bound.
 
@@ -16,7 +18,7 @@ Gloo (DEVMESH_BACKEND_PATH must find its plugin), for kills and stops;
 with --local-revoke on the test plugin localrevoke3, whose revoke stays on
 the calling rank as NCCL's does (the mesh's watcher spreads it).
 
-usage: run_fault.py MPIEXEC PROGRAM [--gloo] [--local-revoke]
+usage: run_fault.py MPIEXEC PROGRAM [--gloo] [--local-revoke] [--ranks P] [--runs N]
 """
 import json
 import os
@@ -27,7 +29,7 @@ import sys
 import tempfile
 import time
 
-RANKS, SHAPE = 8, (4, 2)
+RANKS, SHAPE = 8, (4, 2)  # set by main (--ranks)
 POINTS = ["creation", "first_comm", "shard_allreduce", "replicate_allreduce", "p2p", "agree"]
 BOUND = float(os.environ.get("DEVMESH_FAULT_BOUND", "60"))
 DEADLINE = 2.0
@@ -39,6 +41,8 @@ def expected_shrink(failed):
     slice with a failed rank is dropped."""
     dropped = {x // SHAPE[1] for x in failed}
     kept = [x for x in range(RANKS) if x // SHAPE[1] not in dropped]
+    if not kept:  # no slice left: the same error on every survivor
+        return {x: {"error": "invalid_argument"} for x in range(RANKS) if x not in failed}
     out = {}
     for x in range(RANKS):
         if x in failed:
@@ -122,6 +126,9 @@ def run_once(mpiexec, program, victim, point, second, backend=None):
             if want_s == "spare":
                 if got != "spare":
                     problems.append(f"rank {r}: want a spare (null mesh), got {got}")
+            elif "error" in want_s:
+                if got != want_s:
+                    problems.append(f"rank {r}: shrink gave {got}, want {want_s} (no slice left)")
             elif not isinstance(got, dict) or "error" in got:
                 problems.append(f"rank {r}: shrink gave {got}, want {want_s}")
             else:
@@ -145,10 +152,19 @@ def run_once(mpiexec, program, victim, point, second, backend=None):
 
 
 def main():
-    mpiexec, program = sys.argv[1], sys.argv[2]
-    gloo = "--gloo" in sys.argv[3:]
-    local_revoke = "--local-revoke" in sys.argv[3:]
-    runs = int(os.environ.get("DEVMESH_FAULT_RUNS", "50"))
+    global RANKS, SHAPE
+    mpiexec, program, flags = sys.argv[1], sys.argv[2], sys.argv[3:]
+
+    def option(name, default):
+        return flags[flags.index(name) + 1] if name in flags[:-1] else default
+
+    RANKS = int(option("--ranks", os.environ.get("DEVMESH_FAULT_RANKS", "8")))
+    if RANKS < 4 or RANKS % 2:
+        sys.exit(f"{RANKS} ranks: the mesh (P/2, 2) needs an even P of at least 4")
+    SHAPE = (RANKS // 2, 2)
+    gloo = "--gloo" in flags
+    local_revoke = "--local-revoke" in flags
+    runs = int(option("--runs", os.environ.get("DEVMESH_FAULT_RUNS", "50")))
     rng = random.Random(int(os.environ.get("DEVMESH_FAULT_SEED", "27")))
     plan = [(rng.randrange(RANKS), "none", -1, None)]
     for i in range(runs - 1):
@@ -162,7 +178,6 @@ def main():
     # Deadlines: a rank stops at each point, twice (different ranks).
     for point in STOPS * 2:
         plan.append((rng.randrange(RANKS), point, -1, None))
-    # The shard dim on Gloo: a death at each point of its collectives, and a stop.
     # The shard dim on Gloo, or on a backend whose revoke stays local: a
     # death at each point of its collectives, and a stop.
     for backend, wanted in (("gloo", gloo), ("localrevoke3", local_revoke)):
