@@ -175,6 +175,10 @@ def main():
         if i % 4 == 3 and point != "creation":
             second = rng.choice([r for r in range(RANKS) if r != victim])
         plan.append((victim, point, second, None))
+    # Two replicate slices (P = 4): a death in each, the second during the
+    # shrink, leaves no slice, whatever the random plan drew.
+    if SHAPE[0] == 2:
+        plan.append((0, "replicate_allreduce", RANKS - 1, None))
     # Deadlines: a rank stops at each point, twice (different ranks).
     for point in STOPS * 2:
         plan.append((rng.randrange(RANKS), point, -1, None))
