@@ -86,14 +86,8 @@ void open_parent(Creation& c) {
 // creation allocates as little as it can (docs/BENCHMARKS.md, the gap to
 // the floor).
 const std::vector<BackendSpec>& named_backends(Creation& c) {
-  static const MeshOptions defaults;
-  const MeshOptions& o = c.request.options;
-  if (o.backend == defaults.backend && o.backend_options == defaults.backend_options &&
-      o.dim_backends == defaults.dim_backends && o.dim_options == defaults.dim_options) {
-    static const std::vector<BackendSpec> named = backends_named(defaults);
-    return named;
-  }
-  if (!c.named) c.named = backends_named(o);
+  if (const std::vector<BackendSpec>* shared = default_backends_named(c.request.options)) return *shared;
+  if (!c.named) c.named = backends_named(c.request.options);
   return *c.named;
 }
 

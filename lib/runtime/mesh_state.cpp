@@ -168,6 +168,16 @@ std::vector<BackendSpec> backends_named(const MeshOptions& options) {
   return out;
 }
 
+// The fields backends_named reads, compared with the defaults'.
+const std::vector<BackendSpec>* default_backends_named(const MeshOptions& options) {
+  static const MeshOptions defaults;
+  if (options.backend != defaults.backend || options.backend_options != defaults.backend_options ||
+      options.dim_backends != defaults.dim_backends || options.dim_options != defaults.dim_options)
+    return nullptr;
+  static const std::vector<BackendSpec> named = backends_named(defaults);
+  return &named;
+}
+
 MeshState::MeshState(const View& root, MPI_Group root_group, int index, int parent_rank, int host_local_rank,
                      std::uint64_t seq, std::uint64_t digest, MeshOptions options)
     : root_size_(root.root_size()),

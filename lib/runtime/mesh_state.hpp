@@ -260,6 +260,9 @@ class MeshState : public std::enable_shared_from_this<MeshState> {
 BackendSpec backend_of(const MeshOptions& options, std::string_view dim);
 // Every distinct backend the options name (the default first).
 std::vector<BackendSpec> backends_named(const MeshOptions& options);
+// The same for options that name only the default backends (most
+// meshes'): one list, made once and shared; nullptr for other options.
+const std::vector<BackendSpec>* default_backends_named(const MeshOptions& options);
 
 // The one door to a Mesh's state (a friend of Mesh): the creation driver
 // makes meshes through it, the host functions read the state.
