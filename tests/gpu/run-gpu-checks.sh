@@ -12,6 +12,12 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-docs}
+round=${DEVMESH_GPU_ROUND:-two}
+# Legs that travelled compressed (docs/NCCL.md, "Checks on a GPU").
+if ! ls .gpu/*/bin/test_nccl_gpu >/dev/null 2>&1 && ls .gpu-carry/*.tar.xz >/dev/null 2>&1; then
+  mkdir -p .gpu
+  for t in .gpu-carry/*.tar.xz; do tar -C .gpu -xJf "$t"; done
+fi
 legs=()
 for d in .gpu/*/; do [ -x "$d/bin/test_nccl_gpu" ] && legs+=("$PWD/${d%/}"); done
 [ ${#legs[@]} -gt 0 ] || { echo "no .gpu/LEG/: run tests/gpu/pack.sh on the build machine first" >&2; exit 1; }
@@ -56,6 +62,8 @@ run_leg() {  # run_leg DIR: every check with the programs and MPI in DIR
   echo "== MPI: $(cat "$g/mpi-name") (${launch[0]})"
   step "1 rank: collectives, point to point, creation paths, hybrid mesh, bandwidth" 200 \
     "${launch[@]}" -n 1 "$g/bin/test_nccl_gpu"
+  step "1 rank: cost per call, devmesh against raw NCCL on the same communicator, 8 B to 256 MiB" 240 \
+    "${launch[@]}" -n 1 "$g/bin/test_nccl_gpu" --cost
   step "2 ranks on one GPU: same-GPU error" 60 \
     "${launch[@]}" -n 2 "$g/bin/test_nccl_gpu" --pair
   for n in 1 2; do
@@ -76,23 +84,42 @@ run_leg() {  # run_leg DIR: every check with the programs and MPI in DIR
   done
 } >>"$log" 2>&1
 
+# This run's section: the machine, then each leg's results as printed.
+section=$(mktemp)
 {
-  echo "# NCCL backend on a GPU"
+  echo "## Round $round ($(date -u +%Y-%m-%d))"
   echo
-  echo "Run by \`tests/gpu/run-gpu-checks.sh\` on $(date -u +%Y-%m-%d), one section per build the checks came from (\`tests/gpu/pack.sh\`)."
+  echo "Run by \`tests/gpu/run-gpu-checks.sh\`, one subsection per build the checks came from (\`tests/gpu/pack.sh\`)."
   echo
   echo "GPU: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1)"
+  echo
+  echo "Versions: $(grep -m1 '^RESULT device' "$log" | sed 's/^RESULT device //')"
+  echo
   echo "$(sed -n 1p "$log")"
+  echo
+  echo "Not in the library yet, so not run: variable-size collectives (alltoallv, gather, scatter, reduce," \
+       "allgatherv, reduce_scatter_v), non-blocking collectives, batched point to point, repair of a mesh."
   for g in "${legs[@]}"; do
     echo
-    echo "## $(cat "$g/mpi-name") (build \`$(basename "$g")\`)"
+    echo "### $(cat "$g/mpi-name") (build \`$(basename "$g")\`)"
     echo
     echo '```'
     awk -v leg="==== leg $(basename "$g")" '$0 == leg {on=1; next} /^==== leg / {on=0} on' "$log" |
       grep -E "^(RESULT|FAIL|GPU CHECKS|exit|==)|error:|Leaving test case|\*\*\* No errors|failure"
     echo '```'
   done
-} >"$out/GPU-RESULTS.md"
-cat "$out/GPU-RESULTS.md"
+} >"$section"
+# Into GPU-RESULTS.md: the file's text up to this round's heading, the
+# section, then whatever followed the old section (the next "## " heading on).
+doc="$out/GPU-RESULTS.md"
+[ -f "$doc" ] || printf '# NCCL backend on a GPU\n' >"$doc"
+awk -v head="## Round $round " -v section="$section" '
+  index($0, head) == 1 { while ((getline line < section) > 0) print line; skip = 1; done = 1; next }
+  skip && /^## / { skip = 0; print "" }
+  !skip { print }
+  END { if (!done) { print ""; while ((getline line < section) > 0) print line } }' "$doc" >"$doc.new"
+mv "$doc.new" "$doc"
+rm -f "$section"
+cat "$doc"
 grep -qE "^exit [1-9]" "$log" && exit 1
 exit 0

@@ -7,7 +7,10 @@
 // only a fault-tolerant mesh's deadline bounds that, docs/ERRORS.md.)
 //
 //   mpiexec -n 1 test_nccl_gpu          every collective, point to point (blocking, non-blocking,
-//                                       sendrecv), each creation path, hybrid mesh, bandwidth
+//                                       sendrecv), each creation path, hybrid mesh, bandwidth,
+//                                       the GPU's NVLink domain as the plugin reports it
+//   mpiexec -n 1 test_nccl_gpu --cost   the cost of a call through devmesh against raw NCCL on the
+//                                       same communicator, 8 B to 256 MiB (cost_per_call)
 //   mpiexec -n 2 test_nccl_gpu --pair   same-GPU error on both ranks
 //   mpiexec -ft -n 2 test_nccl_gpu --ft [BACKEND]
 //                                       (an MPI with ULFM) a fault-tolerant mesh (dp=2, tp=1) with tp
@@ -17,11 +20,13 @@
 //                                       that test plugin (host buffers; test fault-watcher).
 #include <cuda_runtime.h>
 #include <mpi.h>
+#include <dlfcn.h>
 #include <nccl.h>
 
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -29,7 +34,10 @@
 #include <string>
 #include <vector>
 
+#include "devmesh/devmesh.h"
+#include "nccl/devmesh_nccl.h"
 #include "devmesh/mesh.hpp"
+#include "nccl/nccl_backend.hpp"
 
 using namespace devmesh;
 using Clock = std::chrono::steady_clock;
@@ -173,6 +181,8 @@ void check_point_to_point(Communicator& c) {
   std::printf("RESULT point to point ok (sendrecv, isend/irecv with wait and test, MPI_PROC_NULL, bad peer)\n");
 }
 
+void nvlink_domain();
+
 void single_rank() {
   struct Path {
     const char* name;
@@ -239,6 +249,193 @@ void single_rank() {
     cudaFree(b);
   }
   cudaStreamDestroy(s);
+  nvlink_domain();
+}
+
+// The GPU's NVLink domain as the plugin reports it (NVML's fabric info): a
+// GPU without a multi-node fabric is in none, which is no error.
+void nvlink_domain() {
+  void* plugin = dlopen("libdevmesh-backend-nccl.so", RTLD_NOW | RTLD_NOLOAD);
+  CHECK(plugin != nullptr);  // loaded by the meshes above
+  if (!plugin) return;
+  const auto query = reinterpret_cast<decltype(&devmesh_nccl_nvlink_domain)>(
+      dlsym(plugin, "devmesh_nccl_nvlink_domain"));
+  CHECK(query != nullptr);
+  if (query) {
+    char id[64] = "", why[512] = "";
+    const int rc = query(0, id, sizeof id, why, sizeof why);
+    CHECK(rc == DEVMESH_SUCCESS);
+    if (*id)
+      std::printf("RESULT nvlink domain of GPU 0: %s\n", id);
+    else
+      std::printf("RESULT nvlink domain of GPU 0: none (%s)\n", why);
+    // A device CUDA does not know is an argument error, not a domain.
+    CHECK(query(1 << 20, id, sizeof id, why, sizeof why) == DEVMESH_ERR_INVALID_ARGUMENT);
+  }
+  dlclose(plugin);
+}
+
+// ---- the cost of a call ----------------------------------------------------
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// Seconds per call of k calls of f on stream s: until the last call
+// returned (host) and until the stream finished them (wall).
+struct Timing {
+  double host, wall;
+};
+template <class F>
+Timing timed(F&& f, int k, cudaStream_t s) {
+  cudaStreamSynchronize(s);
+  const auto t0 = Clock::now();
+  for (int i = 0; i < k; ++i) f();
+  const double host = seconds_since(t0);
+  cudaStreamSynchronize(s);
+  return {host / k, seconds_since(t0) / k};
+}
+
+// The cost of a call through devmesh against raw NCCL on the very same
+// NCCL communicator, buffers and stream, at one rank per communicator:
+// allreduce, allgather, reduce_scatter, broadcast and alltoall from 8 B to
+// 256 MiB. Five ways to make each call, in rounds whose order rotates:
+//   raw          the NCCL call on the dim's ncclComm_t (alltoall: the grouped
+//                send/recv the plugin makes)
+//   raw+query    the same and ncclCommGetAsyncError, as the plugin asks after each
+//   held         Communicator& c, looked up once: c.allreduce(...)
+//   devmesh      mesh.communicator("tp").allreduce(...), looked up per call
+//   C API        devmesh_allreduce(m, "tp", ...), a mesh of the C API (its own
+//                NCCL communicator on the same GPU, buffers and stream)
+// Each is the median over rounds of the time per call of a batch; the
+// difference is the median over rounds of devmesh's batch minus raw's.
+// Below 1 MiB devmesh must be within 1 us of raw; from 1 MiB, within
+// max(1 us, 3%).
+void cost_per_call() {
+  MeshOptions o;
+  o.backend = "nccl";
+  Mesh mesh = Mesh::create(MPI_COMM_WORLD, {1, 1}, {"dp", "tp"}, o);
+  Communicator& held = mesh.communicator("tp");
+  ncclComm_t raw = *static_cast<ncclComm_t*>(held.native_handle());
+  devmesh_t cm = nullptr;
+  devmesh_config_t cfg = DEVMESH_CONFIG_INITIALIZER;
+  cfg.backend = "nccl";
+  const int shape[2] = {1, 1};
+  const char* names[2] = {"dp", "tp"};
+  CHECK(devmesh_create_ex(MPI_COMM_WORLD, 2, shape, names, &cfg, &cm) == DEVMESH_SUCCESS);
+  CHECK(devmesh_nccl_comm(cm, "tp", nullptr) == DEVMESH_SUCCESS);
+  const std::size_t most = std::size_t{1} << 28;
+  char *a = nullptr, *b = nullptr;
+  cudaMalloc(&a, most);
+  cudaMalloc(&b, most);
+  cudaMemset(a, 1, most);
+  cudaStream_t s;
+  cudaStreamCreate(&s);
+  std::vector<std::size_t> sizes;
+  for (std::size_t bytes = 8; bytes <= (std::size_t{1} << 19); bytes *= 4) sizes.push_back(bytes);
+  sizes.push_back(std::size_t{1} << 19);
+  for (std::size_t bytes : {std::size_t{1} << 20, std::size_t{1} << 24, std::size_t{1} << 28}) sizes.push_back(bytes);
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  const char* ops[] = {"allreduce", "allgather", "reduce_scatter", "broadcast", "alltoall"};
+  int over = 0, call_errors = 0;
+  for (const char* op : ops) {
+    const std::string name = op;
+    for (const std::size_t bytes : sizes) {
+      const std::size_t n = bytes / sizeof(float);
+      const float* send = reinterpret_cast<const float*>(a);
+      float* recv = reinterpret_cast<float*>(b);
+      // A non-blocking communicator may answer ncclInProgress: polled to
+      // the end before the next call, as NCCL asks of every caller.
+      auto raw_call = [&] {
+        ncclResult_t r;
+        if (name == "allreduce") r = ncclAllReduce(send, recv, n, ncclFloat32, ncclSum, raw, s);
+        else if (name == "allgather") r = ncclAllGather(send, recv, n, ncclFloat32, raw, s);
+        else if (name == "reduce_scatter") r = ncclReduceScatter(send, recv, n, ncclFloat32, ncclSum, raw, s);
+        else if (name == "broadcast") r = ncclBroadcast(recv, recv, n, ncclFloat32, 0, raw, s);
+        else {
+          ncclGroupStart();
+          ncclSend(send, n, ncclFloat32, 0, raw, s);
+          ncclRecv(recv, n, ncclFloat32, 0, raw, s);
+          r = ncclGroupEnd();
+        }
+        while (r == ncclInProgress)
+          if (ncclCommGetAsyncError(raw, &r) != ncclSuccess) break;
+        if (r != ncclSuccess) ++call_errors;
+      };
+      auto query_call = [&] {
+        raw_call();
+        ncclResult_t async = ncclSuccess;
+        ncclCommGetAsyncError(raw, &async);
+      };
+      auto on = [&](Communicator& c) {
+        if (name == "allreduce") c.allreduce(send, recv, n, DataType::float32, ReduceOp::sum, s);
+        else if (name == "allgather") c.allgather(send, recv, n, DataType::float32, s);
+        else if (name == "reduce_scatter") c.reduce_scatter(send, recv, n, DataType::float32, ReduceOp::sum, s);
+        else if (name == "broadcast") c.broadcast(recv, n, DataType::float32, 0, s);
+        else c.alltoall(send, recv, n, DataType::float32, s);
+      };
+      auto held_call = [&] { on(held); };
+      auto devmesh_call = [&] { on(mesh.communicator("tp")); };
+      auto c_call = [&] {
+        int rc;
+        if (name == "allreduce") rc = devmesh_allreduce(cm, "tp", send, recv, n, DEVMESH_FLOAT32, DEVMESH_SUM, s);
+        else if (name == "allgather") rc = devmesh_allgather(cm, "tp", send, recv, n, DEVMESH_FLOAT32, s);
+        else if (name == "reduce_scatter")
+          rc = devmesh_reduce_scatter(cm, "tp", send, recv, n, DEVMESH_FLOAT32, DEVMESH_SUM, s);
+        else if (name == "broadcast") rc = devmesh_broadcast(cm, "tp", recv, n, DEVMESH_FLOAT32, 0, s);
+        else rc = devmesh_alltoall(cm, "tp", send, recv, n, DEVMESH_FLOAT32, s);
+        if (rc != DEVMESH_SUCCESS) ++call_errors;
+      };
+      const bool large = bytes >= (std::size_t{1} << 20);
+      const int k = large ? 20 : 100, rounds = 30, ways = 5;
+      std::vector<double> wall[ways], host[ways], diff;
+      auto one = [&](int w) {
+        switch (w) {
+          case 0: return timed(raw_call, k, s);
+          case 1: return timed(query_call, k, s);
+          case 2: return timed(held_call, k, s);
+          case 3: return timed(devmesh_call, k, s);
+          default: return timed(c_call, k, s);
+        }
+      };
+      for (int w = ways - 1; w >= 0; --w) one(w);  // warm up each way, devmesh's first
+      for (int r = 0; r < rounds; ++r) {
+        Timing t[ways];
+        for (int i = 0; i < ways; ++i) {
+          const int w = (r + i) % ways;
+          t[w] = one(w);
+        }
+        for (int w = 0; w < ways; ++w) {
+          wall[w].push_back(1e6 * t[w].wall);
+          host[w].push_back(1e6 * t[w].host);
+        }
+        diff.push_back(1e6 * (t[3].wall - t[0].wall));
+      }
+      const double dev = median(wall[3]), rawt = median(wall[0]), d = median(diff);
+      std::printf("RESULT cost %s %zu B: devmesh %.2f us, raw NCCL %.2f us", op, bytes, dev, rawt);
+      if (large) std::printf(", ratio %.3f", dev / rawt);
+      std::printf(" (difference %+.2f us; held Communicator %.2f us, raw + async-error query %.2f us, C API %.2f us;"
+                  " host per call: devmesh %.2f us, raw %.2f us)\n",
+                  d, median(wall[2]), median(wall[1]), median(wall[4]), median(host[3]), median(host[0]));
+      const bool ok = large ? dev <= rawt * 1.03 || dev - rawt <= 1.0 : d <= 1.0;
+      if (!ok) {
+        std::printf("FAIL cost %s %zu B: devmesh over its bound (%s)\n", op, bytes,
+                    large ? "max(1 us, 3%)" : "1 us");
+        ++over;
+      }
+    }
+  }
+  cudaError_t e = cudaGetLastError();
+  CHECK(e == cudaSuccess);
+  CHECK(call_errors == 0);
+  failures += over;
+  std::printf("RESULT cost: %zu rows, %d over their bound\n", sizeof ops / sizeof *ops * sizes.size(), over);
+  cudaStreamDestroy(s);
+  cudaFree(a);
+  cudaFree(b);
+  CHECK(devmesh_destroy(&cm) == DEVMESH_SUCCESS);
 }
 
 void pair() {
@@ -349,14 +546,20 @@ int main(int argc, char** argv) {
   }
   cudaDeviceProp prop{};
   cudaGetDeviceProperties(&prop, 0);
-  int version = 0;
+  int version = 0, driver = 0, runtime = 0;
   ncclGetVersion(&version);
-  std::printf("RESULT device %s, NCCL %d\n", prop.name, version);
+  cudaDriverGetVersion(&driver);
+  cudaRuntimeGetVersion(&runtime);
+  std::printf("RESULT device %s, CUDA driver %d.%d, CUDA runtime %d.%d, NCCL %d.%d.%d\n", prop.name, driver / 1000,
+              driver % 1000 / 10, runtime / 1000, runtime % 1000 / 10, version / 10000, version % 10000 / 100,
+              version % 100);
   try {
     if (ft)
       fault_tolerant("nccl");
     else if (argc > 1 && std::strcmp(argv[1], "--pair") == 0)
       pair();
+    else if (argc > 1 && std::strcmp(argv[1], "--cost") == 0)
+      cost_per_call();
     else
       single_rank();
   } catch (const Error& e) {

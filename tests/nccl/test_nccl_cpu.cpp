@@ -46,6 +46,35 @@ BOOST_AUTO_TEST_CASE(device_selection_is_a_pure_function) {
   for (int r = 0; r < 8; ++r) BOOST_TEST(select_device(-1, -1, r, 8) == r);
 }
 
+// NVML's fabric answers, each against the domain (or none) it names.
+BOOST_AUTO_TEST_CASE(nvlink_domain_is_a_pure_function) {
+  using namespace detail;
+  unsigned char uuid[16] = {};
+  // No fabric: the query unsupported, or the state says so (an H100 or H200
+  // in a host of its own).
+  BOOST_TEST(nvlink_domain_of(nvml_not_supported, 0, 0, uuid, 0).id.empty());
+  const NvlinkDomain none = nvlink_domain_of(nvml_success, fabric_not_supported, 0, uuid, 7);
+  BOOST_TEST(none.id.empty());
+  BOOST_TEST(none.why.find("no NVLink fabric") != std::string::npos);
+  // Registration not done, or failed: no domain, and the reason says which.
+  BOOST_TEST(nvlink_domain_of(nvml_success, fabric_in_progress, 0, uuid, 1).why.find("in progress") !=
+             std::string::npos);
+  BOOST_TEST(nvlink_domain_of(nvml_success, fabric_not_started, 0, uuid, 1).why.find("not started") !=
+             std::string::npos);
+  for (int i = 0; i < 16; ++i) uuid[i] = static_cast<unsigned char>(0x10 * (i % 16) + i);
+  BOOST_TEST(nvlink_domain_of(nvml_success, fabric_completed, 999, uuid, 1).id.empty());
+  // Complete: the UUID's 16 bytes as hex, then the clique.
+  BOOST_TEST(nvlink_domain_of(nvml_success, fabric_completed, 0, uuid, 3).id ==
+             "00112233445566778899aabbccddeeff:3");
+  // One UUID, two cliques: two domains.
+  BOOST_TEST(nvlink_domain_of(nvml_success, fabric_completed, 0, uuid, 4).id !=
+             nvlink_domain_of(nvml_success, fabric_completed, 0, uuid, 3).id);
+  unsigned char zero[16] = {};
+  BOOST_TEST(nvlink_domain_of(nvml_success, fabric_completed, 0, zero, 3).id.empty());
+  // Any other NVML error is one.
+  BOOST_TEST(status_of([&] { nvlink_domain_of(2, 0, 0, uuid, 0); }) == Status::backend);
+}
+
 BOOST_AUTO_TEST_CASE(unknown_backend_names_are_invalid) {
   MeshOptions o;
   o.backend = "nosuch";
