@@ -67,8 +67,8 @@ inline double seconds_option(std::string_view key, const char* value) {
     used = 0;
   }
   if (used == 0 || value[used] != '\0' || !(v > 0))
-    throw Error(Status::invalid_argument, "option " + std::string(key) + "=" + value +
-                                              ": expected a positive number of seconds");
+    throw Error(Status::invalid_argument,
+                "option " + std::string(key) + "=" + value + ": expected a positive number of seconds");
   return v;
 }
 inline long integer_option(std::string_view key, const char* value, long lo, long hi) {
@@ -80,9 +80,8 @@ inline long integer_option(std::string_view key, const char* value, long lo, lon
     used = 0;
   }
   if (used == 0 || value[used] != '\0' || v < lo || v > hi)
-    throw Error(Status::invalid_argument, "option " + std::string(key) + "=" + value +
-                                              ": expected an integer in [" + std::to_string(lo) + ", " +
-                                              std::to_string(hi) + "]");
+    throw Error(Status::invalid_argument, "option " + std::string(key) + "=" + value + ": expected an integer in [" +
+                                              std::to_string(lo) + ", " + std::to_string(hi) + "]");
   return v;
 }
 

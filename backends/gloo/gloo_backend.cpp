@@ -53,16 +53,16 @@
 #include <gloo/transport/unbound_buffer.h>
 #include <gloo/types.h>
 #include <mpi.h>
-#include <future>
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstddef>
 #include <chrono>
 #include <climits>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <future>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -116,20 +116,23 @@ Comm& comm_arg(void* comm) {
 std::size_t element_size(int datatype) {
   switch (datatype) {
     case DEVMESH_INT8:
-    case DEVMESH_UINT8: return 1;
+    case DEVMESH_UINT8:
+      return 1;
     case DEVMESH_FLOAT16:
-    case DEVMESH_BFLOAT16: return 2;
+    case DEVMESH_BFLOAT16:
+      return 2;
     case DEVMESH_INT32:
     case DEVMESH_UINT32:
-    case DEVMESH_FLOAT32: return 4;
-    default: return 8;
+    case DEVMESH_FLOAT32:
+      return 4;
+    default:
+      return 8;
   }
 }
 
 std::size_t bytes_of(std::size_t count, std::size_t elsize, std::size_t times = 1) {
   if (times != 0 && count > std::numeric_limits<std::size_t>::max() / elsize / times)
-    throw Error(Status::invalid_argument, "count " + std::to_string(count) +
-                                              " overflows the address space");
+    throw Error(Status::invalid_argument, "count " + std::to_string(count) + " overflows the address space");
   return count * elsize * times;
 }
 
@@ -177,17 +180,21 @@ uint16_t float_to_bf16(float f) {
   uint32_t bits;
   std::memcpy(&bits, &f, 4);
   if ((bits & 0x7fffffffu) > 0x7f800000u) return uint16_t((bits >> 16) | 0x40);  // quiet NaN
-  bits += 0x7fffu + ((bits >> 16) & 1u);                                        // nearest even
+  bits += 0x7fffu + ((bits >> 16) & 1u);                                         // nearest even
   return uint16_t(bits >> 16);
 }
 
 template <class T>
 T apply(int op, T a, T b) {
   switch (op) {
-    case DEVMESH_SUM: return a + b;
-    case DEVMESH_PROD: return a * b;
-    case DEVMESH_MIN: return b < a ? b : a;
-    default: return a < b ? b : a;
+    case DEVMESH_SUM:
+      return a + b;
+    case DEVMESH_PROD:
+      return a * b;
+    case DEVMESH_MIN:
+      return b < a ? b : a;
+    default:
+      return a < b ? b : a;
   }
 }
 
@@ -203,10 +210,18 @@ void reduce_int(int op, void* out, const void* a, const void* b, std::size_t n) 
     for (std::size_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
   };
   switch (op) {  // once per call, as in reduce_float
-    case DEVMESH_SUM: each([](T p, T q) { return static_cast<T>(static_cast<U>(static_cast<U>(p) + static_cast<U>(q))); }); break;
-    case DEVMESH_PROD: each([](T p, T q) { return static_cast<T>(static_cast<U>(static_cast<U>(p) * static_cast<U>(q))); }); break;
-    case DEVMESH_MIN: each([](T p, T q) { return q < p ? q : p; }); break;
-    default: each([](T p, T q) { return p < q ? q : p; }); break;
+    case DEVMESH_SUM:
+      each([](T p, T q) { return static_cast<T>(static_cast<U>(static_cast<U>(p) + static_cast<U>(q))); });
+      break;
+    case DEVMESH_PROD:
+      each([](T p, T q) { return static_cast<T>(static_cast<U>(static_cast<U>(p) * static_cast<U>(q))); });
+      break;
+    case DEVMESH_MIN:
+      each([](T p, T q) { return q < p ? q : p; });
+      break;
+    default:
+      each([](T p, T q) { return p < q ? q : p; });
+      break;
   }
 }
 
@@ -222,10 +237,18 @@ void reduce_float(int op, void* out, const void* a, const void* b, std::size_t n
     for (std::size_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
   };
   switch (op) {
-    case DEVMESH_SUM: each([](T p, T q) { return p + q; }); break;
-    case DEVMESH_PROD: each([](T p, T q) { return p * q; }); break;
-    case DEVMESH_MIN: each([](T p, T q) { return q < p ? q : p; }); break;
-    default: each([](T p, T q) { return p < q ? q : p; }); break;
+    case DEVMESH_SUM:
+      each([](T p, T q) { return p + q; });
+      break;
+    case DEVMESH_PROD:
+      each([](T p, T q) { return p * q; });
+      break;
+    case DEVMESH_MIN:
+      each([](T p, T q) { return q < p ? q : p; });
+      break;
+    default:
+      each([](T p, T q) { return p < q ? q : p; });
+      break;
   }
 }
 
@@ -249,34 +272,65 @@ gloo::AllreduceOptions::Func reduction(int datatype, int op) {
     return [f, op](void* o, const void* a, const void* b, std::size_t n) { f(op, o, a, b, n); };
   };
   switch (datatype) {
-    case DEVMESH_INT8: return bind(reduce_int<int8_t>);
-    case DEVMESH_UINT8: return bind(reduce_int<uint8_t>);
-    case DEVMESH_INT32: return bind(reduce_int<int32_t>);
-    case DEVMESH_UINT32: return bind(reduce_int<uint32_t>);
-    case DEVMESH_INT64: return bind(reduce_int<int64_t>);
-    case DEVMESH_UINT64: return bind(reduce_int<uint64_t>);
-    case DEVMESH_FLOAT16: return bind(reduce_half<fp16_to_float, float_to_fp16>);
-    case DEVMESH_BFLOAT16: return bind(reduce_half<bf16_to_float, float_to_bf16>);
-    case DEVMESH_FLOAT32: return bind(reduce_float<float>);
-    default: return bind(reduce_float<double>);
+    case DEVMESH_INT8:
+      return bind(reduce_int<int8_t>);
+    case DEVMESH_UINT8:
+      return bind(reduce_int<uint8_t>);
+    case DEVMESH_INT32:
+      return bind(reduce_int<int32_t>);
+    case DEVMESH_UINT32:
+      return bind(reduce_int<uint32_t>);
+    case DEVMESH_INT64:
+      return bind(reduce_int<int64_t>);
+    case DEVMESH_UINT64:
+      return bind(reduce_int<uint64_t>);
+    case DEVMESH_FLOAT16:
+      return bind(reduce_half<fp16_to_float, float_to_fp16>);
+    case DEVMESH_BFLOAT16:
+      return bind(reduce_half<bf16_to_float, float_to_bf16>);
+    case DEVMESH_FLOAT32:
+      return bind(reduce_float<float>);
+    default:
+      return bind(reduce_float<double>);
   }
 }
 
 // Gloo's typed setters only use sizeof(T): an unsigned type of the element's
 // size stands for every data type.
-template <std::size_t N> struct Word;
-template <> struct Word<1> { using type = uint8_t; };
-template <> struct Word<2> { using type = uint16_t; };
-template <> struct Word<4> { using type = uint32_t; };
-template <> struct Word<8> { using type = uint64_t; };
+template <std::size_t N>
+struct Word;
+template <>
+struct Word<1> {
+  using type = uint8_t;
+};
+template <>
+struct Word<2> {
+  using type = uint16_t;
+};
+template <>
+struct Word<4> {
+  using type = uint32_t;
+};
+template <>
+struct Word<8> {
+  using type = uint64_t;
+};
 
 template <class F>
 void with_word(std::size_t elsize, F&& f) {
   switch (elsize) {
-    case 1: f(Word<1>::type{}); break;
-    case 2: f(Word<2>::type{}); break;
-    case 4: f(Word<4>::type{}); break;
-    default: f(Word<8>::type{}); break;
+    case 1:
+      f(Word<1>::type{});
+      break;
+    case 2:
+      f(Word<2>::type{});
+      break;
+    case 4:
+      f(Word<4>::type{});
+      break;
+    default:
+      f(Word<8>::type{});
+      break;
   }
 }
 
@@ -327,20 +381,17 @@ int gloo_open(int n, const char* const keys[], const char* const values[], void*
     auto inst = std::make_unique<std::shared_ptr<Instance>>(std::make_shared<Instance>());
     Instance& in = **inst;
     for (int i = 0; i < n; ++i) {
-      if (keys[i] == nullptr || values[i] == nullptr)
-        throw Error(Status::invalid_argument, "NULL option key or value");
+      if (keys[i] == nullptr || values[i] == nullptr) throw Error(Status::invalid_argument, "NULL option key or value");
       std::string key = keys[i];
       if (key == "hostname" || key == "iface") {
-        if (values[i][0] == '\0')
-          throw Error(Status::invalid_argument, "option " + key + " is empty");
+        if (values[i][0] == '\0') throw Error(Status::invalid_argument, "option " + key + " is empty");
         (key == "hostname" ? in.hostname : in.iface) = values[i];
       } else if (key == "timeout") {
         double s = plugin::seconds_option(key, values[i]);
         if (s > 1e8) throw Error(Status::invalid_argument, "option timeout too large");
         in.timeout = std::chrono::milliseconds(std::max<long long>(1, static_cast<long long>(s * 1000)));
       } else {
-        throw Error(Status::invalid_argument,
-                    "unknown option '" + key + "' (known: hostname, iface, timeout)");
+        throw Error(Status::invalid_argument, "unknown option '" + key + "' (known: hostname, iface, timeout)");
       }
     }
     if (!in.hostname.empty() && !in.iface.empty())
@@ -430,10 +481,10 @@ int gloo_comm_connect(void* prepared, void** comm) {
     int mine = inst->loopback_fallback ? 1 : 0, any = 0;
     check_mpi(MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, mc), "MPI_Allreduce");
     if (any && local_size != size)
-      throw Error(Status::unsupported, "the group spans several hosts but " +
-                                           (mine ? "this rank's " + inst->fallback_reason
-                                                 : std::string("another rank's host name")) +
-                                           " gave no address but loopback; set the option hostname= or iface=");
+      throw Error(Status::unsupported,
+                  "the group spans several hosts but " +
+                      (mine ? "this rank's " + inst->fallback_reason : std::string("another rank's host name")) +
+                      " gave no address but loopback; set the option hostname= or iface=");
 
     // 2. Connect the full mesh of pairs (bounded by the timeout option); the
     // core agrees on every member's outcome afterwards.
@@ -443,8 +494,8 @@ int gloo_comm_connect(void* prepared, void** comm) {
     c->timeout = inst->timeout;
     // The mesh's deadline bounds every wait too (DEVMESH_BACKEND_CAP_DEADLINE).
     if (p->deadline > 0)
-      c->timeout = std::min(c->timeout, std::chrono::milliseconds(std::max<long long>(
-                                            1, static_cast<long long>(p->deadline * 1000))));
+      c->timeout = std::min(
+          c->timeout, std::chrono::milliseconds(std::max<long long>(1, static_cast<long long>(p->deadline * 1000))));
     auto ctx = std::make_shared<MpiBootstrappedContext>(rank, size);
     try {
       ctx->connect(mc, inst->device, c->timeout);
@@ -480,8 +531,7 @@ int gloo_comm_native(void* comm, void** handle) {
   });
 }
 
-int gloo_allreduce(void* comm, const void* send, void* recv, std::size_t count, int datatype, int op,
-                   void*) {
+int gloo_allreduce(void* comm, const void* send, void* recv, std::size_t count, int datatype, int op, void*) {
   return plugin::guarded([&] {
     Comm& c = comm_arg(comm);
     bytes_of(count, element_size(datatype));
@@ -509,8 +559,7 @@ int gloo_allgather(void* comm, const void* send, void* recv, std::size_t count, 
   });
 }
 
-int gloo_reduce_scatter(void* comm, const void* send, void* recv, std::size_t count, int datatype, int op,
-                        void*) {
+int gloo_reduce_scatter(void* comm, const void* send, void* recv, std::size_t count, int datatype, int op, void*) {
   return plugin::guarded([&] {
     Comm& c = comm_arg(comm);
     const std::size_t es = element_size(datatype);
@@ -520,9 +569,7 @@ int gloo_reduce_scatter(void* comm, const void* send, void* recv, std::size_t co
     // temporary, then the caller's block (in place, send == recv, it goes to
     // the start of the buffer, as MPI_IN_PLACE).
     std::vector<char> all(total);
-    run(c, "reduce_scatter", [&] {
-      allreduce_bytes(c, send, all.data(), count * c.context->size, datatype, op);
-    });
+    run(c, "reduce_scatter", [&] { allreduce_bytes(c, send, all.data(), count * c.context->size, datatype, op); });
     std::memcpy(recv, all.data() + count * es * static_cast<std::size_t>(c.context->rank), count * es);
   });
 }
@@ -640,8 +687,7 @@ int gloo_recv(void* comm, void* buffer, std::size_t count, int datatype, int pee
   return point_to_point<false>(comm, buffer, count, datatype, peer);
 }
 
-int gloo_isend(void* comm, const void* buffer, std::size_t count, int datatype, int peer, void*,
-               void** request) {
+int gloo_isend(void* comm, const void* buffer, std::size_t count, int datatype, int peer, void*, void** request) {
   return plugin::guarded(
       [&] { *request = start<true>(comm_arg(comm), const_cast<void*>(buffer), count, datatype, peer).release(); });
 }

@@ -17,8 +17,8 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
-#include <cstdio>
 #include <cstddef>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -63,8 +63,7 @@ class MpiBootstrappedContext : public gloo::Context {
 
   // Collective over comm (whose rank and size this context has). Throws on
   // failure; the caller decides how ranks agree on it.
-  void connect(MPI_Comm comm, const std::shared_ptr<gloo::transport::Device>& dev,
-               std::chrono::milliseconds timeout) {
+  void connect(MPI_Comm comm, const std::shared_ptr<gloo::transport::Device>& dev, std::chrono::milliseconds timeout) {
     setTimeout(timeout);
     auto tc = dev->createContext(rank, size);
     tc->setTimeout(timeout);
@@ -78,23 +77,20 @@ class MpiBootstrappedContext : public gloo::Context {
     // Every TCP address has the same length; agree on it all the same, so
     // that one rank's surprise cannot desynchronise the exchange.
     unsigned long long mylen = len, maxlen = 0;
-    check_mpi(MPI_Allreduce(&mylen, &maxlen, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm),
-              "MPI_Allreduce");
+    check_mpi(MPI_Allreduce(&mylen, &maxlen, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm), "MPI_Allreduce");
     if (maxlen > static_cast<unsigned long long>(INT_MAX) / static_cast<unsigned>(size))
       backend_error("gloo: pair addresses too long");
     const int block = static_cast<int>(maxlen);
     std::vector<char> out(static_cast<std::size_t>(block) * size), in(out.size());
     for (int i = 0; i < size; ++i)
       if (i != rank) std::copy(mine[i].begin(), mine[i].end(), out.begin() + std::ptrdiff_t(i) * block);
-    check_mpi(MPI_Alltoall(out.data(), block, MPI_BYTE, in.data(), block, MPI_BYTE, comm),
-              "MPI_Alltoall");
+    check_mpi(MPI_Alltoall(out.data(), block, MPI_BYTE, in.data(), block, MPI_BYTE, comm), "MPI_Alltoall");
     // In rank order, as connectFullMesh: each pair's listening side accepts
     // on the device's event loop, so this order cannot deadlock.
     for (int i = 0; i < size; ++i) {
       if (i == rank) continue;
       std::vector<char> peer(in.begin() + std::ptrdiff_t(i) * block,
-                             in.begin() + std::ptrdiff_t(i) * block +
-                                 static_cast<std::ptrdiff_t>(mine[i].size()));
+                             in.begin() + std::ptrdiff_t(i) * block + static_cast<std::ptrdiff_t>(mine[i].size()));
       tc->getPair(i)->connect(peer);
     }
     device_ = dev;

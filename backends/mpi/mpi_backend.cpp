@@ -14,26 +14,39 @@ namespace devmesh::backends {
 
 MPI_Datatype mpi_datatype(DataType type) {
   switch (type) {
-    case DataType::int8: return MPI_INT8_T;
-    case DataType::uint8: return MPI_UINT8_T;
-    case DataType::int32: return MPI_INT32_T;
-    case DataType::uint32: return MPI_UINT32_T;
-    case DataType::int64: return MPI_INT64_T;
-    case DataType::uint64: return MPI_UINT64_T;
+    case DataType::int8:
+      return MPI_INT8_T;
+    case DataType::uint8:
+      return MPI_UINT8_T;
+    case DataType::int32:
+      return MPI_INT32_T;
+    case DataType::uint32:
+      return MPI_UINT32_T;
+    case DataType::int64:
+      return MPI_INT64_T;
+    case DataType::uint64:
+      return MPI_UINT64_T;
     case DataType::float16:
-    case DataType::bfloat16: return MPI_UINT16_T;
-    case DataType::float32: return MPI_FLOAT;
-    case DataType::float64: return MPI_DOUBLE;
+    case DataType::bfloat16:
+      return MPI_UINT16_T;
+    case DataType::float32:
+      return MPI_FLOAT;
+    case DataType::float64:
+      return MPI_DOUBLE;
   }
   return MPI_DATATYPE_NULL;  // never: the core passes only the enum's values
 }
 
 MPI_Op mpi_op(ReduceOp op) {
   switch (op) {
-    case ReduceOp::sum: return MPI_SUM;
-    case ReduceOp::prod: return MPI_PROD;
-    case ReduceOp::min: return MPI_MIN;
-    case ReduceOp::max: return MPI_MAX;
+    case ReduceOp::sum:
+      return MPI_SUM;
+    case ReduceOp::prod:
+      return MPI_PROD;
+    case ReduceOp::min:
+      return MPI_MIN;
+    case ReduceOp::max:
+      return MPI_MAX;
   }
   return MPI_OP_NULL;  // never, as above
 }
@@ -42,8 +55,7 @@ namespace {
 
 int count_of(std::size_t count) {
   if (count > static_cast<std::size_t>(std::numeric_limits<int>::max()))
-    throw Error(Status::unsupported, "takes at most 2^31-1 elements per call, got " +
-                                         std::to_string(count));
+    throw Error(Status::unsupported, "takes at most 2^31-1 elements per call, got " + std::to_string(count));
   return static_cast<int>(count);
 }
 
@@ -151,8 +163,7 @@ void run(void* c, const char* name, Blocking&& blocking, Start&& start) {
 // bits.
 constexpr std::size_t small_allreduce_bytes = 16384;
 
-void small_allreduce(Comm& comm, const void* send, void* recv, int n, MPI_Datatype t, MPI_Op o,
-                     std::size_t bytes) {
+void small_allreduce(Comm& comm, const void* send, void* recv, int n, MPI_Datatype t, MPI_Op o, std::size_t bytes) {
   const char* name = "MPI_Allreduce (point to point)";
   collective_comm(&comm);
   if (send != recv) std::memcpy(recv, send, bytes);
@@ -197,8 +208,7 @@ ReduceOp op_of(int op) { return static_cast<ReduceOp>(op); }
 
 int open(int n, const char* const keys[], const char* const*, void** instance) {
   return plugin::guarded([&] {
-    if (n > 0)
-      throw Error(Status::invalid_argument, std::string("takes no options (got '") + keys[0] + "')");
+    if (n > 0) throw Error(Status::invalid_argument, std::string("takes no options (got '") + keys[0] + "')");
     *instance = nullptr;
   });
 }
@@ -218,9 +228,7 @@ int comm_connect(void* prepared, void** comm) {
 void comm_abandon(void* prepared) { delete static_cast<Comm*>(prepared); }
 
 // MPI reduces every type but the 16-bit floats.
-int reduce_supported(void*, int datatype, int) {
-  return datatype != DEVMESH_FLOAT16 && datatype != DEVMESH_BFLOAT16;
-}
+int reduce_supported(void*, int datatype, int) { return datatype != DEVMESH_FLOAT16 && datatype != DEVMESH_BFLOAT16; }
 
 void comm_destroy(void* comm) { delete static_cast<Comm*>(comm); }
 
@@ -382,11 +390,32 @@ int sendrecv(void* c, const void* sendbuf, std::size_t sendcount, int sendtype, 
 constexpr devmesh_backend_v3_t table = {
     {
         {
-            DEVMESH_BACKEND_ABI_VERSION_3, "mpi", nullptr, nullptr, nullptr, plugin::last_error, open, close,
-            nullptr, comm_destroy, comm_native, allreduce, allgather, reduce_scatter, broadcast, alltoall,
-            barrier, send, recv, plugin::last_mpi_error,
+            DEVMESH_BACKEND_ABI_VERSION_3,
+            "mpi",
+            nullptr,
+            nullptr,
+            nullptr,
+            plugin::last_error,
+            open,
+            close,
+            nullptr,
+            comm_destroy,
+            comm_native,
+            allreduce,
+            allgather,
+            reduce_scatter,
+            broadcast,
+            alltoall,
+            barrier,
+            send,
+            recv,
+            plugin::last_mpi_error,
         },
-        isend, irecv, test, wait, sendrecv,
+        isend,
+        irecv,
+        test,
+        wait,
+        sendrecv,
     },
     DEVMESH_BACKEND_MPI,
     DEVMESH_BACKEND_CAP_NONBLOCKING | DEVMESH_BACKEND_CAP_LOCAL_CREATE,

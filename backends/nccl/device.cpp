@@ -7,8 +7,8 @@ namespace devmesh::detail {
 int select_device(int requested, int caller_device, int host_local_rank, int visible) {
   if (visible < 1) throw Error(Status::unsupported, "needs a CUDA device: none is visible");
   if (requested < -1)
-    throw Error(Status::invalid_argument, "device " + std::to_string(requested) +
-                                              " is not a device number (use -1 for automatic)");
+    throw Error(Status::invalid_argument,
+                "device " + std::to_string(requested) + " is not a device number (use -1 for automatic)");
   if (requested >= visible)
     throw Error(Status::invalid_argument, "device " + std::to_string(requested) + " was requested but only " +
                                               std::to_string(visible) + " CUDA devices are visible");

@@ -20,7 +20,7 @@ struct NvmlFabricInfo {
   unsigned char cluster_uuid[16];
   int status;  // nvmlReturn_t of the registration
   unsigned int clique_id;
-  unsigned char state;  // nvmlGpuFabricState_t
+  unsigned char state;         // nvmlGpuFabricState_t
   unsigned char reserved[64];  // room for fields a newer driver might write
 };
 using Init = int (*)();

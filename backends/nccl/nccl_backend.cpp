@@ -17,6 +17,8 @@
 // revoke() is local: it stops the communicator's work in flight on this
 // rank (ncclCommRevoke from NCCL 2.28, ncclCommAbort before) and keeps the
 // status, which the operations under way and every later one fail with.
+#include "nccl_backend.hpp"
+
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 #include <nccl.h>
@@ -31,7 +33,6 @@
 #include <vector>
 
 #include "common/plugin_support.hpp"
-#include "nccl_backend.hpp"
 
 // ncclCommRevoke stops a communicator's work and leaves the handle valid
 // until it is destroyed, so it may run beside a call polling it; before
@@ -84,41 +85,54 @@ using Clock = std::chrono::steady_clock;
 [[noreturn]] void fail(Status s, const std::string& msg) { throw Error(s, msg); }
 
 void check_cuda(cudaError_t e, const char* call) {
-  if (e != cudaSuccess)
-    fail(Status::backend, std::string(call) + " failed: " + cudaGetErrorString(e));
+  if (e != cudaSuccess) fail(Status::backend, std::string(call) + " failed: " + cudaGetErrorString(e));
 }
 
 void check_nccl(ncclResult_t r, const char* call, ncclComm_t comm = nullptr) {
   if (r == ncclSuccess || r == ncclInProgress) return;
   std::string detail = ncclGetLastError(comm) ? ncclGetLastError(comm) : "";
-  fail(Status::backend, std::string(call) + " failed: " + ncclGetErrorString(r) +
-                            (detail.empty() ? "" : " (" + detail + ")"));
+  fail(Status::backend,
+       std::string(call) + " failed: " + ncclGetErrorString(r) + (detail.empty() ? "" : " (" + detail + ")"));
 }
 
 #define DEVMESH_CUDA(call) check_cuda((call), #call)
 
 ncclDataType_t nccl_type(DataType t) {
   switch (t) {
-    case DataType::int8: return ncclInt8;
-    case DataType::uint8: return ncclUint8;
-    case DataType::int32: return ncclInt32;
-    case DataType::uint32: return ncclUint32;
-    case DataType::int64: return ncclInt64;
-    case DataType::uint64: return ncclUint64;
-    case DataType::float16: return ncclFloat16;
-    case DataType::bfloat16: return ncclBfloat16;
-    case DataType::float32: return ncclFloat32;
-    case DataType::float64: return ncclFloat64;
+    case DataType::int8:
+      return ncclInt8;
+    case DataType::uint8:
+      return ncclUint8;
+    case DataType::int32:
+      return ncclInt32;
+    case DataType::uint32:
+      return ncclUint32;
+    case DataType::int64:
+      return ncclInt64;
+    case DataType::uint64:
+      return ncclUint64;
+    case DataType::float16:
+      return ncclFloat16;
+    case DataType::bfloat16:
+      return ncclBfloat16;
+    case DataType::float32:
+      return ncclFloat32;
+    case DataType::float64:
+      return ncclFloat64;
   }
   fail(Status::invalid_argument, "unknown data type");
 }
 
 ncclRedOp_t nccl_op(ReduceOp op) {
   switch (op) {
-    case ReduceOp::sum: return ncclSum;
-    case ReduceOp::prod: return ncclProd;
-    case ReduceOp::min: return ncclMin;
-    case ReduceOp::max: return ncclMax;
+    case ReduceOp::sum:
+      return ncclSum;
+    case ReduceOp::prod:
+      return ncclProd;
+    case ReduceOp::min:
+      return ncclMin;
+    case ReduceOp::max:
+      return ncclMax;
   }
   fail(Status::invalid_argument, "unknown reduction");
 }
@@ -127,8 +141,7 @@ struct Deadline {
   Clock::time_point end;
   double seconds;
   explicit Deadline(double s)
-      : end(Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s))),
-        seconds(s) {}
+      : end(Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s))), seconds(s) {}
   bool passed() const { return Clock::now() >= end; }
 };
 
@@ -189,15 +202,14 @@ void check_distinct_gpus(MPI_Comm group, int device, const Deadline& d) {
   std::vector<Id> all(static_cast<std::size_t>(n));
   MPI_Request req;
   check_mpi(MPI_Iallgather(&mine, sizeof(Id), MPI_BYTE, all.data(), sizeof(Id), MPI_BYTE, group, &req),
-                    "MPI_Iallgather");
+            "MPI_Iallgather");
   wait_mpi(req, d, "exchanging GPU ids");
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < i; ++j)
       if (std::strcmp(all[i].host, all[j].host) == 0 && std::strcmp(all[i].bus, all[j].bus) == 0)
-        fail(Status::invalid_argument,
-             "ranks " + std::to_string(j) + " and " + std::to_string(i) + " of one NCCL group both use GPU " +
-                 all[i].bus + " on host " + all[i].host +
-                 " (one NCCL communicator needs one GPU per rank)");
+        fail(Status::invalid_argument, "ranks " + std::to_string(j) + " and " + std::to_string(i) +
+                                           " of one NCCL group both use GPU " + all[i].bus + " on host " + all[i].host +
+                                           " (one NCCL communicator needs one GPU per rank)");
 }
 
 // Flushes and destroys a communicator, or aborts it if that does not finish
@@ -353,9 +365,9 @@ int alltoall(void* c, const void* send, void* recv, std::size_t count, int t, vo
       check_nccl(ncclSend(static_cast<const char*>(send) + peer * bytes, count, nccl_type(type_of(t)), peer, k.comm,
                           k.stream(s)),
                  "ncclSend", k.comm);
-      check_nccl(ncclRecv(static_cast<char*>(recv) + peer * bytes, count, nccl_type(type_of(t)), peer, k.comm,
-                          k.stream(s)),
-                 "ncclRecv", k.comm);
+      check_nccl(
+          ncclRecv(static_cast<char*>(recv) + peer * bytes, count, nccl_type(type_of(t)), peer, k.comm, k.stream(s)),
+          "ncclRecv", k.comm);
     }
     k.done(ncclGroupEnd(), "ncclGroupEnd");
   });
@@ -519,6 +531,7 @@ class Instance {
     }
     return new Comm(comm, device_, options_.timeout);
   }
+
  private:
   // Finishes a non-blocking split. NCCL writes the new communicator into
   // `comm` only when the split is complete, and reports its progress on the
@@ -533,8 +546,8 @@ class Instance {
     if (comm) ncclCommAbort(comm);
     comm = nullptr;
     if (r == ncclInProgress)
-      fail(Status::backend, "ncclCommSplit did not finish within " + std::to_string(d.seconds) +
-                                " s; the communicators were aborted");
+      fail(Status::backend,
+           "ncclCommSplit did not finish within " + std::to_string(d.seconds) + " s; the communicators were aborted");
     check_nccl(r == ncclSuccess ? ncclInternalError : r, "ncclCommSplit");
   }
 
@@ -572,9 +585,9 @@ class Instance {
       displs[static_cast<std::size_t>(i)] = i * static_cast<int>(sizeof(Slot));
     }
     MPI_Request req;
-    check_mpi(MPI_Iallgatherv(&mine, r < nid ? sizeof(Slot) : 0, MPI_BYTE, ids.data(), counts.data(),
-                                      displs.data(), MPI_BYTE, group, &req),
-                      "MPI_Iallgatherv");
+    check_mpi(MPI_Iallgatherv(&mine, r < nid ? sizeof(Slot) : 0, MPI_BYTE, ids.data(), counts.data(), displs.data(),
+                              MPI_BYTE, group, &req),
+              "MPI_Iallgatherv");
     wait_mpi(req, d, "broadcasting the NCCL unique id");
     std::vector<ncclUniqueId> raw;
     for (const Slot& s : ids) {
@@ -621,9 +634,12 @@ int open(int n, const char* const keys[], const char* const values[], void** ins
       const std::string k = keys[i];
       const char* v = values[i];
       if (k == "init") {
-        if (std::strcmp(v, "unique_id") == 0) o.init = Init::unique_id;
-        else if (std::strcmp(v, "split") == 0) o.init = Init::split;
-        else fail(Status::invalid_argument, "option init=" + std::string(v) + ": expected unique_id or split");
+        if (std::strcmp(v, "unique_id") == 0)
+          o.init = Init::unique_id;
+        else if (std::strcmp(v, "split") == 0)
+          o.init = Init::split;
+        else
+          fail(Status::invalid_argument, "option init=" + std::string(v) + ": expected unique_id or split");
       } else if (k == "split_share") {
         o.split_share = plugin::integer_option(k, v, 0, 1) != 0;
       } else if (k == "scalable_from") {

@@ -51,5 +51,5 @@ NvlinkDomain nvlink_domain_of(int query_rc, int state, int registration_rc, cons
 // or not; NVML missing or too old is "not"), or DEVMESH_ERR_BACKEND for an
 // NVML failure, DEVMESH_ERR_INVALID_ARGUMENT for a device CUDA does not know.
 extern "C" __attribute__((visibility("default"))) int devmesh_nccl_nvlink_domain(int device, char* id,
-                                                                                   std::size_t id_len, char* why,
-                                                                                   std::size_t why_len);
+                                                                                 std::size_t id_len, char* why,
+                                                                                 std::size_t why_len);

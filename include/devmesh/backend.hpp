@@ -9,7 +9,7 @@
 #pragma once
 
 #include "devmesh/export.hpp"  // first: it stops a compile below C++20
-#if DEVMESH_CXX20  // below C++20, export.hpp's #error is the only message
+#if DEVMESH_CXX20              // below C++20, export.hpp's #error is the only message
 
 #include <mpi.h>
 
@@ -32,7 +32,16 @@ struct devmesh_backend_v1_s;
 namespace devmesh {
 
 enum class DataType : int {
-  int8, uint8, int32, uint32, int64, uint64, float16, bfloat16, float32, float64,
+  int8,
+  uint8,
+  int32,
+  uint32,
+  int64,
+  uint64,
+  float16,
+  bfloat16,
+  float32,
+  float64,
 };
 enum class ReduceOp : int { sum, prod, min, max };
 
@@ -43,15 +52,40 @@ DEVMESH_API std::size_t size_of(DataType t) noexcept;
 // and errors are in devmesh/backend_plugin.h). Not collective.
 DEVMESH_API void register_backend(const devmesh_backend_v1_t* table);
 
-template <class T> constexpr DataType datatype_of();
-template <> constexpr DataType datatype_of<std::int8_t>() { return DataType::int8; }
-template <> constexpr DataType datatype_of<std::uint8_t>() { return DataType::uint8; }
-template <> constexpr DataType datatype_of<std::int32_t>() { return DataType::int32; }
-template <> constexpr DataType datatype_of<std::uint32_t>() { return DataType::uint32; }
-template <> constexpr DataType datatype_of<std::int64_t>() { return DataType::int64; }
-template <> constexpr DataType datatype_of<std::uint64_t>() { return DataType::uint64; }
-template <> constexpr DataType datatype_of<float>() { return DataType::float32; }
-template <> constexpr DataType datatype_of<double>() { return DataType::float64; }
+template <class T>
+constexpr DataType datatype_of();
+template <>
+constexpr DataType datatype_of<std::int8_t>() {
+  return DataType::int8;
+}
+template <>
+constexpr DataType datatype_of<std::uint8_t>() {
+  return DataType::uint8;
+}
+template <>
+constexpr DataType datatype_of<std::int32_t>() {
+  return DataType::int32;
+}
+template <>
+constexpr DataType datatype_of<std::uint32_t>() {
+  return DataType::uint32;
+}
+template <>
+constexpr DataType datatype_of<std::int64_t>() {
+  return DataType::int64;
+}
+template <>
+constexpr DataType datatype_of<std::uint64_t>() {
+  return DataType::uint64;
+}
+template <>
+constexpr DataType datatype_of<float>() {
+  return DataType::float32;
+}
+template <>
+constexpr DataType datatype_of<double>() {
+  return DataType::float64;
+}
 
 // A non-blocking transfer of Communicator::isend/irecv (MPI_Request's
 // counterpart), move-only. Not collective: it concerns the calling rank.
@@ -68,8 +102,7 @@ class DEVMESH_API Request {
   // A pending request of a backend (its table's wait or test ends it);
   // made by the Communicator, holding two pointers and no allocation.
   Request(const devmesh_backend_v1_s* table, void* request) noexcept : table_(table), request_(request) {}
-  Request(Request&& other) noexcept
-      : table_(other.table_), request_(std::exchange(other.request_, nullptr)) {}
+  Request(Request&& other) noexcept : table_(other.table_), request_(std::exchange(other.request_, nullptr)) {}
   Request& operator=(Request&& other) noexcept;
   ~Request();
 
@@ -106,27 +139,22 @@ class DEVMESH_API Communicator {
   virtual void* native_handle() noexcept = 0;
 
   // recv[i] = op over ranks of send[i], i < count.
-  virtual void allreduce(const void* send, void* recv, std::size_t count, DataType type,
-                         ReduceOp op, void* stream = nullptr) = 0;
+  virtual void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
+                         void* stream = nullptr) = 0;
   // recv[r*count + i] = send[i] of rank r.
-  virtual void allgather(const void* send, void* recv, std::size_t count, DataType type,
-                         void* stream = nullptr) = 0;
+  virtual void allgather(const void* send, void* recv, std::size_t count, DataType type, void* stream = nullptr) = 0;
   // recv[i] = op over ranks of send[rank*count + i], i < count.
-  virtual void reduce_scatter(const void* send, void* recv, std::size_t count, DataType type,
-                              ReduceOp op, void* stream = nullptr) = 0;
-  virtual void broadcast(void* buffer, std::size_t count, DataType type, int root,
-                         void* stream = nullptr) = 0;
+  virtual void reduce_scatter(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
+                              void* stream = nullptr) = 0;
+  virtual void broadcast(void* buffer, std::size_t count, DataType type, int root, void* stream = nullptr) = 0;
   // recv[r*count + i] = send[rank*count + i] of rank r.
-  virtual void alltoall(const void* send, void* recv, std::size_t count, DataType type,
-                        void* stream = nullptr) = 0;
+  virtual void alltoall(const void* send, void* recv, std::size_t count, DataType type, void* stream = nullptr) = 0;
   virtual void barrier(void* stream = nullptr) = 0;
   // Point to point with a group rank; blocking for MPI, stream-ordered for
   // NCCL. A peer of MPI_PROC_NULL does nothing (the buffer is untouched), on
   // every backend, as in MPI.
-  virtual void send(const void* buffer, std::size_t count, DataType type, int peer,
-                    void* stream = nullptr) = 0;
-  virtual void recv(void* buffer, std::size_t count, DataType type, int peer,
-                    void* stream = nullptr) = 0;
+  virtual void send(const void* buffer, std::size_t count, DataType type, int peer, void* stream = nullptr) = 0;
+  virtual void recv(void* buffer, std::size_t count, DataType type, int peer, void* stream = nullptr) = 0;
 
   // Non-blocking point to point with a group rank (MPI_Isend/MPI_Irecv;
   // NCCL: enqueued on stream, the Request completing when the stream ran
@@ -136,17 +164,14 @@ class DEVMESH_API Communicator {
   // Messages between two ranks, blocking or not, match in the order they
   // were started. A backend without them (one built for version 1 of the
   // plugin interface) throws Error(unsupported) naming it.
-  virtual Request isend(const void* buffer, std::size_t count, DataType type, int peer,
-                        void* stream = nullptr) = 0;
-  virtual Request irecv(void* buffer, std::size_t count, DataType type, int peer,
-                        void* stream = nullptr) = 0;
+  virtual Request isend(const void* buffer, std::size_t count, DataType type, int peer, void* stream = nullptr) = 0;
+  virtual Request irecv(void* buffer, std::size_t count, DataType type, int peer, void* stream = nullptr) = 0;
   // Sends to dest and receives from source at once (MPI_Sendrecv), so that a
   // ring shift cannot deadlock; returns when both are done (NCCL: enqueued
   // as one group on stream). Either peer may be MPI_PROC_NULL (that side
   // does nothing). Not collective: between the ranks named.
-  virtual void sendrecv(const void* sendbuf, std::size_t sendcount, DataType sendtype, int dest,
-                        void* recvbuf, std::size_t recvcount, DataType recvtype, int source,
-                        void* stream = nullptr) = 0;
+  virtual void sendrecv(const void* sendbuf, std::size_t sendcount, DataType sendtype, int dest, void* recvbuf,
+                        std::size_t recvcount, DataType recvtype, int source, void* stream = nullptr) = 0;
 };
 
 }  // namespace devmesh

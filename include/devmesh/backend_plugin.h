@@ -117,12 +117,12 @@ extern "C" {
 
 /* What comm_create gets to build a group's communicator from. */
 typedef struct devmesh_backend_group_s {
-  size_t size;       /* sizeof(devmesh_backend_group_t) in the core's header */
-  MPI_Comm group;    /* the group's MPI communicator, owned by the mesh; its
-                        rank k is the group's local rank k. Valid until
-                        comm_destroy returns. */
-  MPI_Comm root;     /* all members of the root mesh when all_root_members,
-                        else MPI_COMM_NULL; owned by the mesh */
+  size_t size;          /* sizeof(devmesh_backend_group_t) in the core's header */
+  MPI_Comm group;       /* the group's MPI communicator, owned by the mesh; its
+                           rank k is the group's local rank k. Valid until
+                           comm_destroy returns. */
+  MPI_Comm root;        /* all members of the root mesh when all_root_members,
+                           else MPI_COMM_NULL; owned by the mesh */
   int all_root_members; /* 1 when every member of the root creates this
                            layout in the same call (devmesh_create_comms),
                            so that root-collective paths (a split) may be
@@ -180,13 +180,11 @@ typedef struct devmesh_backend_v1_s {
    * size*count elements from the buffer and writes its result at the
    * start); for allgather send == recv + rank*count elements. */
   /* recv[i] = op over ranks of send[i], i < count. */
-  int (*allreduce)(void *comm, const void *send, void *recv, size_t count, int datatype, int op,
-                   void *stream);
+  int (*allreduce)(void *comm, const void *send, void *recv, size_t count, int datatype, int op, void *stream);
   /* recv[r*count + i] = send[i] of rank r. */
   int (*allgather)(void *comm, const void *send, void *recv, size_t count, int datatype, void *stream);
   /* recv[i] = op over ranks of send[rank*count + i], i < count. */
-  int (*reduce_scatter)(void *comm, const void *send, void *recv, size_t count, int datatype, int op,
-                        void *stream);
+  int (*reduce_scatter)(void *comm, const void *send, void *recv, size_t count, int datatype, int op, void *stream);
   int (*broadcast)(void *comm, void *buffer, size_t count, int datatype, int root, void *stream);
   /* recv[r*count + i] = send[rank*count + i] of rank r. */
   int (*alltoall)(void *comm, const void *send, void *recv, size_t count, int datatype, void *stream);
@@ -226,10 +224,8 @@ typedef struct devmesh_backend_v1_s {
  * are matched in the order they were started. */
 typedef struct devmesh_backend_v2_s {
   devmesh_backend_v1_t v1;
-  int (*isend)(void *comm, const void *buffer, size_t count, int datatype, int peer, void *stream,
-               void **request);
-  int (*irecv)(void *comm, void *buffer, size_t count, int datatype, int peer, void *stream,
-               void **request);
+  int (*isend)(void *comm, const void *buffer, size_t count, int datatype, int peer, void *stream, void **request);
+  int (*irecv)(void *comm, void *buffer, size_t count, int datatype, int peer, void *stream, void **request);
   int (*test)(void *request, int *done);
   int (*wait)(void *request);
   /* Sends sendcount elements to dest and receives recvcount elements from
@@ -237,8 +233,8 @@ typedef struct devmesh_backend_v2_s {
    * backends) or enqueued on stream (NCCL). dest or source may be the
    * caller itself. Both are group ranks: when one side is MPI_PROC_NULL
    * the core calls send or recv instead. */
-  int (*sendrecv)(void *comm, const void *sendbuf, size_t sendcount, int sendtype, int dest,
-                  void *recvbuf, size_t recvcount, int recvtype, int source, void *stream);
+  int (*sendrecv)(void *comm, const void *sendbuf, size_t sendcount, int sendtype, int dest, void *recvbuf,
+                  size_t recvcount, int recvtype, int source, void *stream);
 } devmesh_backend_v2_t;
 
 /* ---- version 3 ------------------------------------------------------------
@@ -276,8 +272,8 @@ typedef struct devmesh_backend_v2_s {
  * it knows only if size says it is there. Every function is thread-safe
  * and never NULL. */
 typedef struct devmesh_backend_host_s {
-  size_t size;     /* sizeof(devmesh_backend_host_t) in the core's header */
-  int log_level;   /* the user's level (DEVMESH_LOG_*): skip building lines above it */
+  size_t size;   /* sizeof(devmesh_backend_host_t) in the core's header */
+  int log_level; /* the user's level (DEVMESH_LOG_*): skip building lines above it */
   /* One line to standard error when level <= log_level, prefixed with the
    * rank in MPI_COMM_WORLD and the backend's name:
    *   "devmesh[3] backend 'gloo' info: connected 4 ranks in 2.1 ms".

@@ -108,13 +108,13 @@ enum devmesh_status {
 
 /* How devmesh_create_comms creates communicators (devmesh::CommPath). */
 enum devmesh_comm_path {
-  DEVMESH_COMM_PATH_AUTOMATIC = 0,    /* as CREATE_GROUP (measured fastest) */
+  DEVMESH_COMM_PATH_AUTOMATIC = 0, /* as CREATE_GROUP (measured fastest) */
   /* over the caller's group: MPI_Comm_create_from_group (MPICH 4 and
    * later), else MPI_Comm_create_group over the parent, or over the root
    * communicator once the parent is freed (see devmesh_comm_count) */
   DEVMESH_COMM_PATH_CREATE_GROUP = 1,
-  DEVMESH_COMM_PATH_SPLIT = 2,        /* MPI_Comm_split over all root members */
-  DEVMESH_COMM_PATH_CART_SUB = 3      /* MPI_Cart_sub where the dim is a set of root dims */
+  DEVMESH_COMM_PATH_SPLIT = 2,   /* MPI_Comm_split over all root members */
+  DEVMESH_COMM_PATH_CART_SUB = 3 /* MPI_Cart_sub where the dim is a set of root dims */
 };
 
 /* ---- creating and destroying --------------------------------------------- */
@@ -130,16 +130,15 @@ enum devmesh_comm_path {
  * differs from the size of parent, or zeros that cannot be inferred ->
  * SHAPE_MISMATCH; ranks that passed different arguments (shape, names, or
  * one rank's invalid input) -> INCONSISTENT on every rank. */
-DEVMESH_C_API int devmesh_create(MPI_Comm parent, int ndim, const int shape[],
-                                 const char *const names[], devmesh_t *mesh);
+DEVMESH_C_API int devmesh_create(MPI_Comm parent, int ndim, const int shape[], const char *const names[],
+                                 devmesh_t *mesh);
 
 /* Rank lists and host-aware ordering are options of devmesh_create_ex
  * (devmesh_config_t's nranks, ranks and host_aware). */
 
 /* ---- options: backends per mesh and per dim ------------------------------ */
 
-#define DEVMESH_VERSION_CODE \
-  (DEVMESH_VERSION_MAJOR * 10000 + DEVMESH_VERSION_MINOR * 100 + DEVMESH_VERSION_PATCH)
+#define DEVMESH_VERSION_CODE (DEVMESH_VERSION_MAJOR * 10000 + DEVMESH_VERSION_MINOR * 100 + DEVMESH_VERSION_PATCH)
 #define DEVMESH_CONFIG_MAGIC 0x64766d63u
 
 /* Data types and reductions of the backend collectives (the same values as
@@ -238,11 +237,10 @@ enum devmesh_comm_errors {
   DEVMESH_COMM_ERRORS_RETURN = 1   /* MPI_ERRORS_RETURN */
 };
 
-#define DEVMESH_CONFIG_INITIALIZER                                                           \
-  {                                                                                          \
-    sizeof(devmesh_config_t), DEVMESH_CONFIG_MAGIC, DEVMESH_VERSION_CODE, NULL, NULL, NULL,  \
-        NULL, DEVMESH_CONFIG_UNSET, NULL, DEVMESH_CONFIG_UNSET, DEVMESH_CONFIG_UNSET,         \
-        DEVMESH_CONFIG_UNSET, 0.0                                                              \
+#define DEVMESH_CONFIG_INITIALIZER                                                                        \
+  {                                                                                                       \
+    sizeof(devmesh_config_t), DEVMESH_CONFIG_MAGIC, DEVMESH_VERSION_CODE, NULL, NULL, NULL, NULL,         \
+        DEVMESH_CONFIG_UNSET, NULL, DEVMESH_CONFIG_UNSET, DEVMESH_CONFIG_UNSET, DEVMESH_CONFIG_UNSET, 0.0 \
   }
 
 /* devmesh_create with options (config NULL: the defaults): backends, a
@@ -268,9 +266,8 @@ enum devmesh_comm_errors {
  * devmesh_last_error() says which and why. Every backend named is loaded
  * and its options checked here, before any communicator exists, and the
  * outcome is agreed: one rank's failure is every rank's. */
-DEVMESH_C_API int devmesh_create_ex(MPI_Comm parent, int ndim, const int shape[],
-                                    const char *const names[], const devmesh_config_t *config,
-                                    devmesh_t *mesh);
+DEVMESH_C_API int devmesh_create_ex(MPI_Comm parent, int ndim, const int shape[], const char *const names[],
+                                    const devmesh_config_t *config, devmesh_t *mesh);
 
 /* ---- adopted communicators and MPI Sessions ------------------------------ */
 
@@ -290,8 +287,7 @@ DEVMESH_C_API int devmesh_create_ex(MPI_Comm parent, int ndim, const int shape[]
  * the group the coordinates give) -> INVALID_ARGUMENT; different ndim or
  * names between ranks -> INCONSISTENT. */
 DEVMESH_C_API int devmesh_create_from_comms(MPI_Comm parent, int ndim, const MPI_Comm comms[],
-                                            const char *const names[], const devmesh_config_t *config,
-                                            devmesh_t *mesh);
+                                            const char *const names[], const devmesh_config_t *config, devmesh_t *mesh);
 
 /* MPI Sessions: a mesh over the members of group (e.g. from
  * MPI_Group_from_session_pset) without a parent communicator
@@ -305,8 +301,7 @@ DEVMESH_C_API int devmesh_create_from_comms(MPI_Comm parent, int ndim, const MPI
  * INVALID_ARGUMENT on that rank only (the others may wait for it, as for
  * any MPI collective called by some members only). */
 DEVMESH_C_API int devmesh_create_from_group(MPI_Group group, const char *tag, int ndim, const int shape[],
-                                            const char *const names[], const devmesh_config_t *config,
-                                            devmesh_t *mesh);
+                                            const char *const names[], const devmesh_config_t *config, devmesh_t *mesh);
 
 /* ---- hosts (see docs/TOPOLOGY.md) ------------------------------------------- */
 
@@ -319,8 +314,7 @@ DEVMESH_C_API int devmesh_create_from_group(MPI_Group group, const char *tag, in
  * Errors: hosts with different numbers of ranks -> SHAPE_MISMATCH (the
  * message lists the counts); DEVMESH_HOST_ID set on some ranks only ->
  * INCONSISTENT; equal or empty dim names -> DUPLICATE_NAME/INVALID_ARGUMENT. */
-DEVMESH_C_API int devmesh_create_hosts(MPI_Comm parent, const char *host_dim,
-                                       const char *local_dim, devmesh_t *mesh);
+DEVMESH_C_API int devmesh_create_hosts(MPI_Comm parent, const char *host_dim, const char *local_dim, devmesh_t *mesh);
 
 /* *within = 1 when every group of dim stays within one host, else 0. Needs
  * a mesh made by devmesh_create_hosts or by devmesh_create_ex with
@@ -367,8 +361,8 @@ DEVMESH_C_API int devmesh_flatten(devmesh_t m, const char *name, devmesh_t *out)
  * dim of m, a registered name or a root dim -> DUPLICATE_NAME; product
  * differs from size(dim), or a split that cuts a mode into non-dividing
  * pieces -> SHAPE_MISMATCH. */
-DEVMESH_C_API int devmesh_unflatten(devmesh_t m, const char *dim, int n, const int sizes[],
-                                    const char *const names[], devmesh_t *out);
+DEVMESH_C_API int devmesh_unflatten(devmesh_t m, const char *dim, int n, const int sizes[], const char *const names[],
+                                    devmesh_t *out);
 
 /* devmesh_flatten and devmesh_unflatten whose new dims run on a backend of
  * their own (config NULL: none, as devmesh_flatten and devmesh_unflatten).
@@ -392,13 +386,11 @@ DEVMESH_C_API int devmesh_unflatten(devmesh_t m, const char *dim, int n, const i
  * devmesh_create_ex); a dim made before (same name, same layout) or a root
  * dim given another backend than it has -> DUPLICATE_NAME (a dim keeps the
  * backend it was first made with). */
-DEVMESH_C_API int devmesh_flatten_ex(devmesh_t m, const char *name, const devmesh_config_t *config,
-                                     devmesh_t *out);
+DEVMESH_C_API int devmesh_flatten_ex(devmesh_t m, const char *name, const devmesh_config_t *config, devmesh_t *out);
 /* devmesh_unflatten with backends for the new dims, as devmesh_flatten_ex.
  * Not collective. */
 DEVMESH_C_API int devmesh_unflatten_ex(devmesh_t m, const char *dim, int n, const int sizes[],
-                                       const char *const names[], const devmesh_config_t *config,
-                                       devmesh_t *out);
+                                       const char *const names[], const devmesh_config_t *config, devmesh_t *out);
 
 /* The dims of meshes[0], then of meshes[1], ..., in that order: a view of
  * one root made of dims taken from several views (PyTorch's _concatenate),
@@ -629,8 +621,8 @@ DEVMESH_C_API int devmesh_cart_comm_periodic(devmesh_t m, int ndims, const int p
  * NULL.
  * Not collective (makes no communicator).
  * Errors: unknown dim -> UNKNOWN_DIM. */
-DEVMESH_C_API int devmesh_neighbors(devmesh_t m, const char *dim, int periodic, int distance, int *prev,
-                                    int *next, int *parent_prev, int *parent_next);
+DEVMESH_C_API int devmesh_neighbors(devmesh_t m, const char *dim, int periodic, int distance, int *prev, int *next,
+                                    int *parent_prev, int *parent_next);
 
 /* devmesh_all_groups, plus which group is the caller's (*own: ranks[own *
  * size(dim)] starts it; own may be NULL) and that group's communicator
@@ -672,27 +664,26 @@ DEVMESH_C_API int devmesh_all_groups_comm(devmesh_t m, const char *dim, int maxr
 
 /* recvbuf[i] = op over the group of sendbuf[i], i < count.
  * Collective over the caller's group along dim. */
-DEVMESH_C_API int devmesh_allreduce(devmesh_t mesh, const char *dim, const void *sendbuf,
-                                    void *recvbuf, size_t count, int datatype, int op, void *stream);
+DEVMESH_C_API int devmesh_allreduce(devmesh_t mesh, const char *dim, const void *sendbuf, void *recvbuf, size_t count,
+                                    int datatype, int op, void *stream);
 /* recvbuf[r*count + i] = sendbuf[i] of local rank r (recvbuf holds
  * size(dim) * count elements).
  * Collective over the caller's group along dim. */
-DEVMESH_C_API int devmesh_allgather(devmesh_t mesh, const char *dim, const void *sendbuf,
-                                    void *recvbuf, size_t count, int datatype, void *stream);
+DEVMESH_C_API int devmesh_allgather(devmesh_t mesh, const char *dim, const void *sendbuf, void *recvbuf, size_t count,
+                                    int datatype, void *stream);
 /* recvbuf[i] = op over the group of sendbuf[rank*count + i], i < count
  * (sendbuf holds size(dim) * count elements).
  * Collective over the caller's group along dim. */
-DEVMESH_C_API int devmesh_reduce_scatter(devmesh_t mesh, const char *dim, const void *sendbuf,
-                                         void *recvbuf, size_t count, int datatype, int op,
-                                         void *stream);
+DEVMESH_C_API int devmesh_reduce_scatter(devmesh_t mesh, const char *dim, const void *sendbuf, void *recvbuf,
+                                         size_t count, int datatype, int op, void *stream);
 /* buffer of every member = buffer of local rank root.
  * Collective over the caller's group along dim. */
-DEVMESH_C_API int devmesh_broadcast(devmesh_t mesh, const char *dim, void *buffer, size_t count,
-                                    int datatype, int root, void *stream);
+DEVMESH_C_API int devmesh_broadcast(devmesh_t mesh, const char *dim, void *buffer, size_t count, int datatype, int root,
+                                    void *stream);
 /* recvbuf[r*count + i] = sendbuf[rank*count + i] of local rank r.
  * Collective over the caller's group along dim. */
-DEVMESH_C_API int devmesh_alltoall(devmesh_t mesh, const char *dim, const void *sendbuf,
-                                   void *recvbuf, size_t count, int datatype, void *stream);
+DEVMESH_C_API int devmesh_alltoall(devmesh_t mesh, const char *dim, const void *sendbuf, void *recvbuf, size_t count,
+                                   int datatype, void *stream);
 /* Returns when every member of the group has entered it.
  * Collective over the caller's group along dim. */
 DEVMESH_C_API int devmesh_barrier(devmesh_t mesh, const char *dim, void *stream);
@@ -703,12 +694,12 @@ DEVMESH_C_API int devmesh_barrier(devmesh_t mesh, const char *dim, void *stream)
  * is untouched), on every backend, as in MPI.
  * Not collective: between the two ranks only (the first use of the dim
  * still creates its communicator collectively). */
-DEVMESH_C_API int devmesh_send(devmesh_t mesh, const char *dim, const void *buffer, size_t count,
-                               int datatype, int peer, void *stream);
+DEVMESH_C_API int devmesh_send(devmesh_t mesh, const char *dim, const void *buffer, size_t count, int datatype,
+                               int peer, void *stream);
 /* Receives count elements from local rank peer, as devmesh_send sends them.
  * Not collective: between the two ranks only (as devmesh_send). */
-DEVMESH_C_API int devmesh_recv(devmesh_t mesh, const char *dim, void *buffer, size_t count,
-                               int datatype, int peer, void *stream);
+DEVMESH_C_API int devmesh_recv(devmesh_t mesh, const char *dim, void *buffer, size_t count, int datatype, int peer,
+                               void *stream);
 
 /* ---- non-blocking point to point and sendrecv over a dim ------------------ */
 
@@ -735,12 +726,12 @@ typedef struct devmesh_request_s *devmesh_request_t;
  * version 1 of the plugin interface -> UNSUPPORTED, naming it.
  * Not collective: between the two ranks (the first use of the dim still
  * creates its communicator collectively). */
-DEVMESH_C_API int devmesh_isend(devmesh_t mesh, const char *dim, const void *buffer, size_t count,
-                                int datatype, int peer, void *stream, devmesh_request_t *request);
+DEVMESH_C_API int devmesh_isend(devmesh_t mesh, const char *dim, const void *buffer, size_t count, int datatype,
+                                int peer, void *stream, devmesh_request_t *request);
 /* Starts receiving, as devmesh_isend starts sending (same rules and errors).
  * Not collective: between the two ranks (as devmesh_isend). */
-DEVMESH_C_API int devmesh_irecv(devmesh_t mesh, const char *dim, void *buffer, size_t count,
-                                int datatype, int peer, void *stream, devmesh_request_t *request);
+DEVMESH_C_API int devmesh_irecv(devmesh_t mesh, const char *dim, void *buffer, size_t count, int datatype, int peer,
+                                void *stream, devmesh_request_t *request);
 /* Blocks until *request is done, then sets *request = DEVMESH_REQUEST_NULL
  * (also when the transfer failed: BACKEND, the buffer then undefined).
  * *request DEVMESH_REQUEST_NULL: returns at once.
@@ -767,9 +758,8 @@ DEVMESH_C_API int devmesh_waitall(int n, devmesh_request_t requests[]);
  * Not collective: between the ranks named.
  * Errors as devmesh_isend (dest and source checked alike, both
  * buffers), and recvbuf untouched. */
-DEVMESH_C_API int devmesh_sendrecv(devmesh_t mesh, const char *dim, const void *sendbuf,
-                                   size_t sendcount, int sendtype, int dest, void *recvbuf,
-                                   size_t recvcount, int recvtype, int source, void *stream);
+DEVMESH_C_API int devmesh_sendrecv(devmesh_t mesh, const char *dim, const void *sendbuf, size_t sendcount, int sendtype,
+                                   int dest, void *recvbuf, size_t recvcount, int recvtype, int source, void *stream);
 
 /* ---- errors and version (not collective) ---------------------------------- */
 

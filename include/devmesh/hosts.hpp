@@ -25,17 +25,16 @@
 #pragma once
 
 #include "devmesh/export.hpp"  // first: it stops a compile below C++20
-#if DEVMESH_CXX20  // below C++20, export.hpp's #error is the only message
+#if DEVMESH_CXX20              // below C++20, export.hpp's #error is the only message
 
 #include <mpi.h>
-
-#include "devmesh/mpi_check.h"  // one #error for an mpi.h of another MPI than devmesh's
 
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "devmesh/mesh.hpp"
+#include "devmesh/mpi_check.h"  // one #error for an mpi.h of another MPI than devmesh's
 
 namespace devmesh {
 
@@ -43,11 +42,11 @@ namespace devmesh {
 inline constexpr const char* host_id_variable = "DEVMESH_HOST_ID";
 
 struct HostInfo {
-  int host = 0;         // the caller's host, 0..hosts-1
-  int hosts = 1;        // number of hosts
-  int local_rank = 0;   // the caller's position among its host's ranks
-  int local_size = 1;   // ranks on the caller's host
-  bool uniform = true;  // every host has the same number of ranks
+  int host = 0;                     // the caller's host, 0..hosts-1
+  int hosts = 1;                    // number of hosts
+  int local_rank = 0;               // the caller's position among its host's ranks
+  int local_size = 1;               // ranks on the caller's host
+  bool uniform = true;              // every host has the same number of ranks
   std::vector<int> ranks_per_host;  // by host index; size `hosts`
 };
 
@@ -71,8 +70,8 @@ DEVMESH_API HostInfo discover_hosts(MPI_Comm parent);
 // Errors: hosts with different numbers of ranks -> shape_mismatch (the
 // message gives the count of every host), on every rank; host_dim ==
 // local_dim -> duplicate_name; as discover_hosts and Mesh::create otherwise.
-DEVMESH_API Mesh create_host_mesh(MPI_Comm parent, std::string host_dim = "host",
-                                  std::string local_dim = "local", const MeshOptions& options = {});
+DEVMESH_API Mesh create_host_mesh(MPI_Comm parent, std::string host_dim = "host", std::string local_dim = "local",
+                                  const MeshOptions& options = {});
 
 // A mesh of the given shape and names over all ranks of the parent whose
 // root indices run host-major, whatever the launcher's placement: root
@@ -86,8 +85,8 @@ DEVMESH_API Mesh create_host_mesh(MPI_Comm parent, std::string host_dim = "host"
 // Collective over parent. Host info is recorded on the root.
 // Errors: uneven hosts -> shape_mismatch (counts per host in the message),
 // on every rank; as Mesh::create otherwise.
-DEVMESH_API Mesh create_host_aware(MPI_Comm parent, std::vector<int> shape,
-                                   std::vector<std::string> names, const MeshOptions& options = {});
+DEVMESH_API Mesh create_host_aware(MPI_Comm parent, std::vector<int> shape, std::vector<std::string> names,
+                                   const MeshOptions& options = {});
 
 // Records the hosts of the root's members on a mesh made by Mesh::create,
 // so that host_info and dim_within_hosts work on it and on every view of

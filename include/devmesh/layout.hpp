@@ -11,7 +11,7 @@
 #pragma once
 
 #include "devmesh/export.hpp"  // first: it stops a compile below C++20
-#if DEVMESH_CXX20  // below C++20, export.hpp's #error is the only message
+#if DEVMESH_CXX20              // below C++20, export.hpp's #error is the only message
 
 #include <cstdint>
 #include <iosfwd>
@@ -45,9 +45,7 @@ DEVMESH_API Layout row_major(std::span<const index_t> shape);
 
 // Coordinate of root index x along a mode: (x / stride) % size.
 //   mode 4:2, x = 13  ->  (13 / 2) % 4 = 2
-constexpr index_t coordinate(const Mode& m, index_t x) noexcept {
-  return (x / m.stride) % m.size;
-}
+constexpr index_t coordinate(const Mode& m, index_t x) noexcept { return (x / m.stride) % m.size; }
 
 // Local index of root index x: the mixed-radix number of its coordinates
 // along the layout's modes, first mode most significant.

@@ -64,11 +64,9 @@
 #pragma once
 
 #include "devmesh/export.hpp"  // first: it stops a compile below C++20
-#if DEVMESH_CXX20  // below C++20, export.hpp's #error is the only message
+#if DEVMESH_CXX20              // below C++20, export.hpp's #error is the only message
 
 #include <mpi.h>
-
-#include "devmesh/mpi_check.h"  // one #error for an mpi.h of another MPI than devmesh's
 
 #include <initializer_list>
 #include <memory>
@@ -78,6 +76,7 @@
 #include <vector>
 
 #include "devmesh/backend.hpp"
+#include "devmesh/mpi_check.h"  // one #error for an mpi.h of another MPI than devmesh's
 #include "devmesh/status.hpp"
 #include "devmesh/view.hpp"
 
@@ -204,7 +203,7 @@ struct DimBackend {
 namespace detail {
 class MeshState;
 struct MeshAccess;  // lib/runtime/mesh_state.hpp
-}
+}  // namespace detail
 
 // The caller's neighbours along a dim (Mesh::neighbors): local ranks in the
 // dim's communicator and parent ranks, MPI_PROC_NULL at an open edge.
@@ -233,8 +232,8 @@ class DEVMESH_API Mesh {
                      const MeshOptions& options = {});
   // As above over an explicit list of parent ranks (root index x is parent
   // rank ranks[x]); parent ranks not listed get the null mesh.
-  static Mesh create(MPI_Comm parent, std::vector<int> shape, std::vector<std::string> names,
-                     std::vector<int> ranks, const MeshOptions& options = {});
+  static Mesh create(MPI_Comm parent, std::vector<int> shape, std::vector<std::string> names, std::vector<int> ranks,
+                     const MeshOptions& options = {});
 
   // Adopts communicators the program already has (like PyTorch's
   // DeviceMesh.from_group). Collective over parent, any communicator that
@@ -276,8 +275,7 @@ class DEVMESH_API Mesh {
   Mesh operator[](std::string_view dim) const { return slice({std::string(dim)}); }
   Mesh operator[](std::initializer_list<std::string_view> dims) const;
   Mesh flatten(std::optional<std::string> name = std::nullopt) const;
-  Mesh unflatten(std::string_view dim, const std::vector<int>& sizes,
-                 const std::vector<std::string>& names) const;
+  Mesh unflatten(std::string_view dim, const std::vector<int>& sizes, const std::vector<std::string>& names) const;
   // flatten and unflatten whose new dims run on the backends given (one per
   // new name for unflatten). The backend is found, loaded and opened with
   // its options here, on the calling rank (errors as at creation:
@@ -302,9 +300,9 @@ class DEVMESH_API Mesh {
   int ndim() const;
   std::vector<std::string> names() const;
   std::vector<int> shape() const;
-  int size() const;                       // ranks in this view
+  int size() const;  // ranks in this view
   int size(std::string_view dim) const;
-  std::vector<int> coordinate() const;    // the caller's local index per dim
+  std::vector<int> coordinate() const;  // the caller's local index per dim
   int local_rank(std::string_view dim) const;
   std::vector<int> group(std::string_view dim) const;  // parent ranks, local-rank order
   std::vector<std::vector<int>> all_groups(std::string_view dim) const;
@@ -312,7 +310,7 @@ class DEVMESH_API Mesh {
   // comm(dim). Collective as comm(dim) is (over the caller's group along
   // dim the first time that layout is asked for). O(W) like all_groups.
   Groups all_groups_with_comm(std::string_view dim = {}) const;
-  int parent_rank() const;                // the caller's rank in the parent
+  int parent_rank() const;  // the caller's rank in the parent
   // Whether the handle's root is the same as other's.
   bool same_root(const Mesh& other) const noexcept;
 
@@ -419,8 +417,7 @@ class DEVMESH_API Mesh {
 
  private:
   friend struct detail::MeshAccess;
-  Mesh(View view, std::shared_ptr<detail::MeshState> state)
-      : view_(std::move(view)), state_(std::move(state)) {}
+  Mesh(View view, std::shared_ptr<detail::MeshState> state) : view_(std::move(view)), state_(std::move(state)) {}
   const detail::MeshState& state() const;
   std::size_t dim_of(std::string_view dim) const;
 

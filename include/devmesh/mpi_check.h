@@ -66,23 +66,32 @@
 #if DEVMESH_MPI_INCLUDED == DEVMESH_MPI_FAMILY
 /* the MPI devmesh was built with */
 #elif DEVMESH_MPI_FAMILY == DEVMESH_MPI_FAMILY_MPICH && DEVMESH_MPI_INCLUDED == DEVMESH_MPI_FAMILY_OPENMPI
-#error "devmesh was built with MPICH, but this program includes Open MPI's mpi.h: compile it with $(pkg-config --variable=mpicc devmesh) (C) or --variable=mpicxx (C++), the MPI devmesh was built with"
+#error \
+    "devmesh was built with MPICH, but this program includes Open MPI's mpi.h: compile it with $(pkg-config --variable=mpicc devmesh) (C) or --variable=mpicxx (C++), the MPI devmesh was built with"
 #elif DEVMESH_MPI_FAMILY == DEVMESH_MPI_FAMILY_MPICH && DEVMESH_MPI_INCLUDED == DEVMESH_MPI_FAMILY_ABI
-#error "devmesh was built with MPICH, but this program includes an mpi.h for the MPI standard ABI (MPI_ABI_VERSION): compile it with $(pkg-config --variable=mpicc devmesh) (C) or --variable=mpicxx (C++), the MPI devmesh was built with"
+#error \
+    "devmesh was built with MPICH, but this program includes an mpi.h for the MPI standard ABI (MPI_ABI_VERSION): compile it with $(pkg-config --variable=mpicc devmesh) (C) or --variable=mpicxx (C++), the MPI devmesh was built with"
 #elif DEVMESH_MPI_FAMILY == DEVMESH_MPI_FAMILY_MPICH
-#error "devmesh was built with MPICH, but this program includes the mpi.h of another MPI (neither MPICH nor Open MPI): compile it with $(pkg-config --variable=mpicc devmesh) (C) or --variable=mpicxx (C++), the MPI devmesh was built with"
+#error \
+    "devmesh was built with MPICH, but this program includes the mpi.h of another MPI (neither MPICH nor Open MPI): compile it with $(pkg-config --variable=mpicc devmesh) (C) or --variable=mpicxx (C++), the MPI devmesh was built with"
 #elif DEVMESH_MPI_FAMILY == DEVMESH_MPI_FAMILY_OPENMPI && DEVMESH_MPI_INCLUDED == DEVMESH_MPI_FAMILY_MPICH
-#error "devmesh was built with Open MPI, but this program includes MPICH's mpi.h: compile it with $(pkg-config --variable=mpicc devmesh) (C) or --variable=mpicxx (C++), the MPI devmesh was built with"
+#error \
+    "devmesh was built with Open MPI, but this program includes MPICH's mpi.h: compile it with $(pkg-config --variable=mpicc devmesh) (C) or --variable=mpicxx (C++), the MPI devmesh was built with"
 #elif DEVMESH_MPI_FAMILY == DEVMESH_MPI_FAMILY_OPENMPI && DEVMESH_MPI_INCLUDED == DEVMESH_MPI_FAMILY_ABI
-#error "devmesh was built with Open MPI, but this program includes an mpi.h for the MPI standard ABI (MPI_ABI_VERSION): compile it with $(pkg-config --variable=mpicc devmesh) (C) or --variable=mpicxx (C++), the MPI devmesh was built with"
+#error \
+    "devmesh was built with Open MPI, but this program includes an mpi.h for the MPI standard ABI (MPI_ABI_VERSION): compile it with $(pkg-config --variable=mpicc devmesh) (C) or --variable=mpicxx (C++), the MPI devmesh was built with"
 #elif DEVMESH_MPI_FAMILY == DEVMESH_MPI_FAMILY_OPENMPI
-#error "devmesh was built with Open MPI, but this program includes the mpi.h of another MPI (neither MPICH nor Open MPI): compile it with $(pkg-config --variable=mpicc devmesh) (C) or --variable=mpicxx (C++), the MPI devmesh was built with"
+#error \
+    "devmesh was built with Open MPI, but this program includes the mpi.h of another MPI (neither MPICH nor Open MPI): compile it with $(pkg-config --variable=mpicc devmesh) (C) or --variable=mpicxx (C++), the MPI devmesh was built with"
 #elif DEVMESH_MPI_FAMILY == DEVMESH_MPI_FAMILY_ABI && DEVMESH_MPI_INCLUDED == DEVMESH_MPI_FAMILY_MPICH
-#error "devmesh was built for the MPI standard ABI, but this program includes MPICH's own mpi.h: compile it for the standard ABI ($(pkg-config --variable=mpicc devmesh), e.g. mpicc_abi)"
+#error \
+    "devmesh was built for the MPI standard ABI, but this program includes MPICH's own mpi.h: compile it for the standard ABI ($(pkg-config --variable=mpicc devmesh), e.g. mpicc_abi)"
 #elif DEVMESH_MPI_FAMILY == DEVMESH_MPI_FAMILY_ABI && DEVMESH_MPI_INCLUDED == DEVMESH_MPI_FAMILY_OPENMPI
-#error "devmesh was built for the MPI standard ABI, but this program includes Open MPI's own mpi.h: compile it for the standard ABI ($(pkg-config --variable=mpicc devmesh), e.g. mpicc_abi)"
+#error \
+    "devmesh was built for the MPI standard ABI, but this program includes Open MPI's own mpi.h: compile it for the standard ABI ($(pkg-config --variable=mpicc devmesh), e.g. mpicc_abi)"
 #else
-#error "devmesh was built for the MPI standard ABI, but this program includes an mpi.h that is not for the standard ABI: compile it for the standard ABI ($(pkg-config --variable=mpicc devmesh), e.g. mpicc_abi)"
+#error \
+    "devmesh was built for the MPI standard ABI, but this program includes an mpi.h that is not for the standard ABI: compile it for the standard ABI ($(pkg-config --variable=mpicc devmesh), e.g. mpicc_abi)"
 #endif
 
 #endif /* DEVMESH_MPI_FAMILY && !DEVMESH_ALLOW_OTHER_MPI */

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "devmesh/export.hpp"  // first: it stops a compile below C++20
-#if DEVMESH_CXX20  // below C++20, export.hpp's #error is the only message
+#if DEVMESH_CXX20              // below C++20, export.hpp's #error is the only message
 
 #include <iosfwd>
 #include <stdexcept>
@@ -46,8 +46,7 @@ DEVMESH_API std::ostream& operator<<(std::ostream& os, Status s);
 // in every MPI implementation, so "no MPI error" needs no <mpi.h> here.
 class DEVMESH_API Error : public std::runtime_error {
  public:
-  Error(Status status, const std::string& message)
-      : std::runtime_error(message), status_(status) {}
+  Error(Status status, const std::string& message) : std::runtime_error(message), status_(status) {}
   // `mpi_code` as the MPI call returned it, `mpi_class` its MPI_Error_class.
   Error(Status status, const std::string& message, int mpi_code, int mpi_class)
       : std::runtime_error(message), status_(status), mpi_code_(mpi_code), mpi_class_(mpi_class) {}

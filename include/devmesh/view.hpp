@@ -9,7 +9,7 @@
 #pragma once
 
 #include "devmesh/export.hpp"  // first: it stops a compile below C++20
-#if DEVMESH_CXX20  // below C++20, export.hpp's #error is the only message
+#if DEVMESH_CXX20              // below C++20, export.hpp's #error is the only message
 
 #include <cstdint>
 #include <memory>
@@ -70,7 +70,7 @@ class DEVMESH_API View {
   // --- the view -----------------------------------------------------------
   std::size_t ndim() const noexcept { return dims_.size(); }
   const std::vector<Dim>& dims() const noexcept { return dims_; }
-  const Dim& dim(std::string_view name) const;   // unknown_dim
+  const Dim& dim(std::string_view name) const;         // unknown_dim
   std::size_t dim_index(std::string_view name) const;  // unknown_dim
   // The rule of every call that takes a dim name: an empty name means the
   // only dim of a 1-D view. Errors: an empty name on a view of several dims
@@ -78,7 +78,7 @@ class DEVMESH_API View {
   std::size_t dim_or_only(std::string_view name) const;
   std::vector<std::string> names() const;
   std::vector<index_t> shape() const;
-  index_t size() const noexcept;                 // product of the dim sizes
+  index_t size() const noexcept;  // product of the dim sizes
   index_t size(std::string_view dim) const { return this->dim(dim).size(); }
   bool is_root() const noexcept { return is_root_; }
 
@@ -124,8 +124,7 @@ class DEVMESH_API View {
   // clashing with another dim of the view, a registered name or a root dim
   // outside this view -> duplicate_name; product differs or a split cuts a
   // mode into non-dividing pieces -> shape_mismatch.
-  View unflatten(std::string_view dim, std::span<const index_t> sizes,
-                 std::span<const std::string> names) const;
+  View unflatten(std::string_view dim, std::span<const index_t> sizes, std::span<const std::string> names) const;
 
   View root() const;
 
@@ -139,9 +138,7 @@ class DEVMESH_API View {
 
   // --- per-rank queries (root index x of the caller) ----------------------
   std::vector<index_t> coordinate(index_t x) const;
-  index_t local_rank(std::size_t dim, index_t x) const noexcept {
-    return local_index(dims_[dim].layout, x);
-  }
+  index_t local_rank(std::size_t dim, index_t x) const noexcept { return local_index(dims_[dim].layout, x); }
   // Parent ranks of x's group along dim, in local-rank order.
   std::vector<index_t> group(std::size_t dim, index_t x) const;
   // Root indices of x's group along dim, in local-rank order.

@@ -27,8 +27,8 @@ devmesh::ReduceOp op_arg(int op) { return static_cast<devmesh::ReduceOp>(op); }
 
 extern "C" {
 
-int devmesh_allreduce(devmesh_t m, const char* dim, const void* sendbuf, void* recvbuf, size_t count,
-                      int datatype, int op, void* stream) {
+int devmesh_allreduce(devmesh_t m, const char* dim, const void* sendbuf, void* recvbuf, size_t count, int datatype,
+                      int op, void* stream) {
   return guard("devmesh_allreduce", [&] {
     const Mesh& mesh = mesh_of(m);
     const auto d = dim_arg(dim);
@@ -38,8 +38,8 @@ int devmesh_allreduce(devmesh_t m, const char* dim, const void* sendbuf, void* r
   });
 }
 
-int devmesh_allgather(devmesh_t m, const char* dim, const void* sendbuf, void* recvbuf, size_t count,
-                      int datatype, void* stream) {
+int devmesh_allgather(devmesh_t m, const char* dim, const void* sendbuf, void* recvbuf, size_t count, int datatype,
+                      void* stream) {
   return guard("devmesh_allgather", [&] {
     const Mesh& mesh = mesh_of(m);
     const auto d = dim_arg(dim);
@@ -48,8 +48,8 @@ int devmesh_allgather(devmesh_t m, const char* dim, const void* sendbuf, void* r
   });
 }
 
-int devmesh_reduce_scatter(devmesh_t m, const char* dim, const void* sendbuf, void* recvbuf, size_t count,
-                           int datatype, int op, void* stream) {
+int devmesh_reduce_scatter(devmesh_t m, const char* dim, const void* sendbuf, void* recvbuf, size_t count, int datatype,
+                           int op, void* stream) {
   return guard("devmesh_reduce_scatter", [&] {
     const Mesh& mesh = mesh_of(m);
     const auto d = dim_arg(dim);
@@ -59,8 +59,7 @@ int devmesh_reduce_scatter(devmesh_t m, const char* dim, const void* sendbuf, vo
   });
 }
 
-int devmesh_broadcast(devmesh_t m, const char* dim, void* buffer, size_t count, int datatype, int root,
-                      void* stream) {
+int devmesh_broadcast(devmesh_t m, const char* dim, void* buffer, size_t count, int datatype, int root, void* stream) {
   return guard("devmesh_broadcast", [&] {
     const Mesh& mesh = mesh_of(m);
     const auto d = dim_arg(dim);
@@ -69,8 +68,8 @@ int devmesh_broadcast(devmesh_t m, const char* dim, void* buffer, size_t count, 
   });
 }
 
-int devmesh_alltoall(devmesh_t m, const char* dim, const void* sendbuf, void* recvbuf, size_t count,
-                     int datatype, void* stream) {
+int devmesh_alltoall(devmesh_t m, const char* dim, const void* sendbuf, void* recvbuf, size_t count, int datatype,
+                     void* stream) {
   return guard("devmesh_alltoall", [&] {
     const Mesh& mesh = mesh_of(m);
     const auto d = dim_arg(dim);
@@ -87,8 +86,7 @@ int devmesh_barrier(devmesh_t m, const char* dim, void* stream) {
   });
 }
 
-int devmesh_send(devmesh_t m, const char* dim, const void* buffer, size_t count, int datatype, int peer,
-                 void* stream) {
+int devmesh_send(devmesh_t m, const char* dim, const void* buffer, size_t count, int datatype, int peer, void* stream) {
   return guard("devmesh_send", [&] {
     const Mesh& mesh = mesh_of(m);
     const auto d = dim_arg(dim);
@@ -97,8 +95,7 @@ int devmesh_send(devmesh_t m, const char* dim, const void* buffer, size_t count,
   });
 }
 
-int devmesh_recv(devmesh_t m, const char* dim, void* buffer, size_t count, int datatype, int peer,
-                 void* stream) {
+int devmesh_recv(devmesh_t m, const char* dim, void* buffer, size_t count, int datatype, int peer, void* stream) {
   return guard("devmesh_recv", [&] {
     const Mesh& mesh = mesh_of(m);
     const auto d = dim_arg(dim);
@@ -142,13 +139,13 @@ void end(devmesh_request_t* request) {
 
 extern "C" {
 
-int devmesh_isend(devmesh_t m, const char* dim, const void* buffer, size_t count, int datatype, int peer,
-                  void* stream, devmesh_request_t* request) {
+int devmesh_isend(devmesh_t m, const char* dim, const void* buffer, size_t count, int datatype, int peer, void* stream,
+                  devmesh_request_t* request) {
   return start<true>("devmesh_isend", m, dim, buffer, count, datatype, peer, stream, request);
 }
 
-int devmesh_irecv(devmesh_t m, const char* dim, void* buffer, size_t count, int datatype, int peer,
-                  void* stream, devmesh_request_t* request) {
+int devmesh_irecv(devmesh_t m, const char* dim, void* buffer, size_t count, int datatype, int peer, void* stream,
+                  devmesh_request_t* request) {
   return start<false>("devmesh_irecv", m, dim, buffer, count, datatype, peer, stream, request);
 }
 

@@ -132,8 +132,8 @@ void read_shape(devmesh::detail::CreationRequest& r, int ndim, const int shape[]
 using devmesh::detail::CreationKind;
 
 // devmesh_create and devmesh_create_ex.
-int create(const char* fn, MPI_Comm parent, int ndim, const int shape[], const char* const names[],
-           devmesh_t* mesh, const devmesh_config_t* config = nullptr) {
+int create(const char* fn, MPI_Comm parent, int ndim, const int shape[], const char* const names[], devmesh_t* mesh,
+           const devmesh_config_t* config = nullptr) {
   return guard(fn, [&] {
     if (parent == MPI_COMM_NULL) invalid("the parent communicator is MPI_COMM_NULL");
     devmesh::detail::CreationRequest r;
@@ -204,8 +204,7 @@ std::optional<std::vector<MPI_Comm>> c_comms(int ndim, const MPI_Comm comms[]) {
 
 extern "C" {
 
-int devmesh_create(MPI_Comm parent, int ndim, const int shape[], const char* const names[],
-                   devmesh_t* mesh) {
+int devmesh_create(MPI_Comm parent, int ndim, const int shape[], const char* const names[], devmesh_t* mesh) {
   return create("devmesh_create", parent, ndim, shape, names, mesh);
 }
 
@@ -213,7 +212,6 @@ int devmesh_create_ex(MPI_Comm parent, int ndim, const int shape[], const char* 
                       const devmesh_config_t* config, devmesh_t* mesh) {
   return create("devmesh_create_ex", parent, ndim, shape, names, mesh, config);
 }
-
 
 int devmesh_create_hosts(MPI_Comm parent, const char* host_dim, const char* local_dim, devmesh_t* mesh) {
   return create_hosts("devmesh_create_hosts", parent, host_dim, local_dim, mesh);
@@ -225,8 +223,8 @@ int devmesh_create_from_comms(MPI_Comm parent, int ndim, const MPI_Comm comms[],
   return create_from_comms("devmesh_create_from_comms", parent, ndim, v ? &*v : nullptr, names, config, mesh);
 }
 
-int devmesh_create_from_group(MPI_Group group, const char* tag, int ndim, const int shape[],
-                              const char* const names[], const devmesh_config_t* config, devmesh_t* mesh) {
+int devmesh_create_from_group(MPI_Group group, const char* tag, int ndim, const int shape[], const char* const names[],
+                              const devmesh_config_t* config, devmesh_t* mesh) {
   return create_from_group("devmesh_create_from_group", group, tag, ndim, shape, names, config, mesh);
 }
 
@@ -248,12 +246,14 @@ std::vector<devmesh::DimBackend> new_dim_backends(const devmesh_config_t* config
   std::memcpy(&c, config, std::min(config->size, sizeof c));
   if (c.nranks != DEVMESH_CONFIG_UNSET || c.ranks || c.host_aware != DEVMESH_CONFIG_UNSET ||
       c.comm_errors != DEVMESH_CONFIG_UNSET || c.fault_tolerance != DEVMESH_CONFIG_UNSET || c.deadline != 0)
-    invalid("a new dim takes only the config's backend fields (backend, backend_options, dim_backends, "
-            "dim_options); nranks, ranks, host_aware, comm_errors, fault_tolerance and deadline are the mesh's");
+    invalid(
+        "a new dim takes only the config's backend fields (backend, backend_options, dim_backends, "
+        "dim_options); nranks, ranks, host_aware, comm_errors, fault_tolerance and deadline are the mesh's");
   const std::string fallback = c.backend ? c.backend : "";
   if (fallback.empty() && !o.backend_options.empty())
-    invalid("backend_options without a backend (a new dim without one runs on the mesh's default backend, "
-            "with the mesh's options)");
+    invalid(
+        "backend_options without a backend (a new dim without one runs on the mesh's default backend, "
+        "with the mesh's options)");
   std::string unknown;
   const auto known = [&](const std::string& dim, const char* field) {
     if (std::find(new_names.begin(), new_names.end(), dim) == new_names.end() &&

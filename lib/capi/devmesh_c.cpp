@@ -2,11 +2,9 @@
 // handles, views, queries, communicators, errors and the version. Every
 // entry point runs its body through guard() (capi.hpp); creation is in
 // creation_c.cpp, the collectives and point to point in collectives_c.cpp.
-#include "devmesh/devmesh.h"
-
 #include <algorithm>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <new>
@@ -19,6 +17,7 @@
 #include "capi/capi.hpp"
 #include "capi/version.h"
 #include "devmesh/backend_plugin.h"
+#include "devmesh/devmesh.h"
 #include "devmesh/hosts.hpp"
 #include "devmesh/mesh.hpp"
 
@@ -51,8 +50,7 @@ void copy_ints(const std::vector<int>& v, int out[]) noexcept {
 
 // Checks the caller's capacity before writing anything, so a short array is
 // reported instead of overrun and the output stays untouched.
-void copy_ints(const std::vector<int>& v, int capacity, const char* capacity_name, const char* array_name,
-               int out[]) {
+void copy_ints(const std::vector<int>& v, int capacity, const char* capacity_name, const char* array_name, int out[]) {
   if (capacity < 0 || static_cast<std::size_t>(capacity) < v.size())
     invalid(std::string(capacity_name) + " is " + std::to_string(capacity) + " but " + array_name + " needs " +
             std::to_string(v.size()) + " entries");
@@ -114,11 +112,10 @@ int devmesh_backend_comm(devmesh_t m, const char* dim, const char* backend, void
     need(handle, "the handle output pointer");
     devmesh::Communicator& c = mesh.communicator(dim_arg(dim));
     if (backend && c.backend() != backend)
-      invalid("dim '" + std::string(dim ? dim : mesh.names().at(0)) + "' runs on backend '" +
-              std::string(c.backend()) + "', not '" + backend + "'");
+      invalid("dim '" + std::string(dim ? dim : mesh.names().at(0)) + "' runs on backend '" + std::string(c.backend()) +
+              "', not '" + backend + "'");
     void* h = c.native_handle();
-    if (!h)
-      throw Error(Status::unsupported, "backend '" + std::string(c.backend()) + "' gives no native handle");
+    if (!h) throw Error(Status::unsupported, "backend '" + std::string(c.backend()) + "' gives no native handle");
     *handle = h;
   });
 }
@@ -227,8 +224,7 @@ int devmesh_dim_name(devmesh_t m, int index, const char** name) {
     const devmesh_s& h = handle_of(m);
     need(name, "name");
     if (index < 0 || static_cast<std::size_t>(index) >= h.names.size())
-      invalid("dim index " + std::to_string(index) + " is out of range [0, " + std::to_string(h.names.size()) +
-              ")");
+      invalid("dim index " + std::to_string(index) + " is out of range [0, " + std::to_string(h.names.size()) + ")");
     *name = h.names[static_cast<std::size_t>(index)].c_str();
   });
 }
@@ -363,8 +359,8 @@ int devmesh_cart_comm_periodic(devmesh_t m, int ndims, const int periodic[], MPI
   });
 }
 
-int devmesh_neighbors(devmesh_t m, const char* dim, int periodic, int distance, int* prev, int* next,
-                      int* parent_prev, int* parent_next) {
+int devmesh_neighbors(devmesh_t m, const char* dim, int periodic, int distance, int* prev, int* next, int* parent_prev,
+                      int* parent_next) {
   return guard("devmesh_neighbors", [&] {
     const Mesh& mesh = mesh_of(m);
     const devmesh::Neighbors n = mesh.neighbors(dim_arg(dim), periodic != 0, distance);

@@ -18,31 +18,29 @@ extern "C" {
 
 /* devmesh_create with a Fortran handle for parent.
  * Collective over parent. */
-DEVMESH_C_API int devmesh_create_f(MPI_Fint parent, int ndim, const int shape[],
-                                   const char *const names[], devmesh_t *mesh);
+DEVMESH_C_API int devmesh_create_f(MPI_Fint parent, int ndim, const int shape[], const char *const names[],
+                                   devmesh_t *mesh);
 
 /* devmesh_create_ex with a Fortran handle for parent.
  * Collective over parent. */
-DEVMESH_C_API int devmesh_create_ex_f(MPI_Fint parent, int ndim, const int shape[],
-                                      const char *const names[], const devmesh_config_t *config,
-                                      devmesh_t *mesh);
+DEVMESH_C_API int devmesh_create_ex_f(MPI_Fint parent, int ndim, const int shape[], const char *const names[],
+                                      const devmesh_config_t *config, devmesh_t *mesh);
 
 /* devmesh_create_from_comms with Fortran handles (ndim of them in comms).
  * Collective over parent. */
 DEVMESH_C_API int devmesh_create_from_comms_f(MPI_Fint parent, int ndim, const MPI_Fint comms[],
-                                              const char *const names[],
-                                              const devmesh_config_t *config, devmesh_t *mesh);
+                                              const char *const names[], const devmesh_config_t *config,
+                                              devmesh_t *mesh);
 
 /* devmesh_create_from_group with a Fortran group handle.
  * Collective over the group's members. */
 DEVMESH_C_API int devmesh_create_from_group_f(MPI_Fint group, const char *tag, int ndim, const int shape[],
-                                              const char *const names[],
-                                              const devmesh_config_t *config, devmesh_t *mesh);
+                                              const char *const names[], const devmesh_config_t *config,
+                                              devmesh_t *mesh);
 
 /* devmesh_create_hosts with a Fortran handle for parent.
  * Collective over parent. */
-DEVMESH_C_API int devmesh_create_hosts_f(MPI_Fint parent, const char *host_dim,
-                                         const char *local_dim, devmesh_t *mesh);
+DEVMESH_C_API int devmesh_create_hosts_f(MPI_Fint parent, const char *host_dim, const char *local_dim, devmesh_t *mesh);
 
 /* devmesh_comm returning a Fortran handle.
  * Collective over the caller's group along dim the first time any view of

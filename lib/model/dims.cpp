@@ -64,9 +64,7 @@ std::vector<index_t> balanced(index_t n, std::size_t k, const std::vector<index_
 }  // namespace
 
 std::vector<index_t> dims_create(index_t nnodes, std::vector<index_t> dims) {
-  if (nnodes < 1)
-    throw Error(Status::invalid_argument,
-                "cannot choose dims for " + std::to_string(nnodes) + " ranks");
+  if (nnodes < 1) throw Error(Status::invalid_argument, "cannot choose dims for " + std::to_string(nnodes) + " ranks");
   index_t fixed = 1;
   std::size_t free = 0;
   for (index_t d : dims) {

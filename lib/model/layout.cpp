@@ -21,8 +21,7 @@ Layout row_major(std::span<const index_t> shape) {
   for (std::size_t i = shape.size(); i-- > 0;) {
     if (shape[i] < 1)
       throw Error(Status::invalid_argument,
-                  "size " + std::to_string(shape[i]) + " of dim " + std::to_string(i) +
-                      " must be at least 1");
+                  "size " + std::to_string(shape[i]) + " of dim " + std::to_string(i) + " must be at least 1");
     out.modes[i] = {shape[i], stride};
     if (i > 0 && __builtin_mul_overflow(stride, shape[i], &stride))
       throw Error(Status::shape_mismatch, "mesh size overflows 63 bits");
@@ -75,29 +74,25 @@ std::vector<Mode> by_stride(const Layout& layout) {
   std::vector<Mode> modes;
   for (const Mode& m : layout.modes)
     if (m.size > 1) modes.push_back(m);
-  std::sort(modes.begin(), modes.end(),
-            [](const Mode& a, const Mode& b) { return a.stride < b.stride; });
+  std::sort(modes.begin(), modes.end(), [](const Mode& a, const Mode& b) { return a.stride < b.stride; });
   return modes;
 }
 
 }  // namespace
 
 Layout complement(const Layout& layout, index_t total) {
-  Layout out;  // collected least significant first, reversed at the end
+  Layout out;         // collected least significant first, reversed at the end
   index_t reach = 1;  // every digit below `reach` is accounted for
   for (const Mode& m : by_stride(layout)) {
-    if (m.stride < reach)
-      throw Error(Status::overlap, "modes of " + to_string(layout) + " overlap");
+    if (m.stride < reach) throw Error(Status::overlap, "modes of " + to_string(layout) + " overlap");
     if (m.stride % reach != 0)
-      throw Error(Status::shape_mismatch,
-                  "mode " + std::to_string(m.size) + ":" + std::to_string(m.stride) +
-                      " does not align with the digits below it");
+      throw Error(Status::shape_mismatch, "mode " + std::to_string(m.size) + ":" + std::to_string(m.stride) +
+                                              " does not align with the digits below it");
     if (m.stride > reach) out.modes.push_back({m.stride / reach, reach});
     reach = m.size * m.stride;
   }
   if (reach > total || total % reach != 0)
-    throw Error(Status::shape_mismatch,
-                to_string(layout) + " does not fit in " + std::to_string(total) + " indices");
+    throw Error(Status::shape_mismatch, to_string(layout) + " does not fit in " + std::to_string(total) + " indices");
   if (total > reach) out.modes.push_back({total / reach, reach});
   std::reverse(out.modes.begin(), out.modes.end());
   return out;
@@ -108,12 +103,10 @@ namespace {
 // Appends to `taken` (least significant first) the modes of `a` that one
 // mode (s:d) of b selects: skip d local indices of a, then take s.
 // `a_lsf` holds a's non-trivial modes, least significant first.
-void compose_mode(const std::vector<Mode>& a_lsf, const Layout& a, Mode b,
-                  std::vector<Mode>& taken) {
+void compose_mode(const std::vector<Mode>& a_lsf, const Layout& a, Mode b, std::vector<Mode>& taken) {
   auto fail = [&](const char* why) {
-    throw Error(Status::shape_mismatch, "cannot take " + std::to_string(b.size) + ":" +
-                                            std::to_string(b.stride) + " of " + to_string(a) +
-                                            ": " + why);
+    throw Error(Status::shape_mismatch, "cannot take " + std::to_string(b.size) + ":" + std::to_string(b.stride) +
+                                            " of " + to_string(a) + ": " + why);
   };
   index_t d = b.stride;
   index_t s = b.size;
@@ -159,14 +152,13 @@ Layout composition(const Layout& a, const Layout& b) {
 std::vector<Layout> split(const Layout& dim, std::span<const index_t> sizes) {
   index_t product = 1;
   for (index_t s : sizes) {
-    if (s < 1)
-      throw Error(Status::invalid_argument, "split size " + std::to_string(s) + " must be at least 1");
+    if (s < 1) throw Error(Status::invalid_argument, "split size " + std::to_string(s) + " must be at least 1");
     if (__builtin_mul_overflow(product, s, &product))
       throw Error(Status::shape_mismatch, "split sizes overflow 63 bits");
   }
   if (product != size(dim))
-    throw Error(Status::shape_mismatch, "split sizes multiply to " + std::to_string(product) +
-                                            ", not the dim size " + std::to_string(size(dim)));
+    throw Error(Status::shape_mismatch, "split sizes multiply to " + std::to_string(product) + ", not the dim size " +
+                                            std::to_string(size(dim)));
   std::vector<Layout> parts(sizes.size());
   index_t stride = product;
   for (std::size_t i = 0; i < sizes.size(); ++i) {
@@ -181,8 +173,7 @@ bool disjoint(std::span<const Layout> layouts) {
   for (const Layout& l : layouts)
     for (const Mode& m : l.modes)
       if (m.size > 1) modes.push_back(m);
-  std::sort(modes.begin(), modes.end(),
-            [](const Mode& a, const Mode& b) { return a.stride < b.stride; });
+  std::sort(modes.begin(), modes.end(), [](const Mode& a, const Mode& b) { return a.stride < b.stride; });
   // Each mode must start at a multiple of where the one below it ends, not
   // merely above it: 3:1 and 2:4 share no index but are no digits of one
   // numbering, and their groups would not partition the root.

@@ -29,8 +29,8 @@ void check_root(const View& view) {
     same = view.dims()[i].name == root.dims()[i].name &&
            coalesce(view.dims()[i].layout) == coalesce(root.dims()[i].layout);
   if (!same)
-    fail(Status::invalid_argument, "shrink needs a root view (" + root.to_string() + "), not the view " +
-                                       view.to_string());
+    fail(Status::invalid_argument,
+         "shrink needs a root view (" + root.to_string() + "), not the view " + view.to_string());
 }
 
 }  // namespace
@@ -41,8 +41,8 @@ Shrunk shrink(const View& root, std::span<const index_t> failed, std::optional<s
   std::vector<bool> dead(static_cast<std::size_t>(w));
   for (const index_t x : failed) {
     if (x < 0 || x >= w)
-      fail(Status::invalid_argument, "failed rank " + std::to_string(x) + " is not a root index of the mesh [0, " +
-                                         std::to_string(w) + ")");
+      fail(Status::invalid_argument,
+           "failed rank " + std::to_string(x) + " is not a root index of the mesh [0, " + std::to_string(w) + ")");
     dead[static_cast<std::size_t>(x)] = true;
   }
 
@@ -65,10 +65,10 @@ Shrunk shrink(const View& root, std::span<const index_t> failed, std::optional<s
   for (const index_t x : failed) dropped[static_cast<std::size_t>(local_index(along, x))] = true;
   const index_t gone = std::count(dropped.begin(), dropped.end(), true);
   if (gone == n)
-    fail(Status::invalid_argument,
-         "no slice of " + detail::quoted(root.dims()[d].name) + " is left: all " + std::to_string(n) +
-             (n == 1 ? " slice holds" : " slices hold") + " a failed rank (failed root indices " +
-             index_list({failed.begin(), failed.end()}) + ")");
+    fail(Status::invalid_argument, "no slice of " + detail::quoted(root.dims()[d].name) + " is left: all " +
+                                       std::to_string(n) + (n == 1 ? " slice holds" : " slices hold") +
+                                       " a failed rank (failed root indices " +
+                                       index_list({failed.begin(), failed.end()}) + ")");
   out.shape = root.shape();
   out.shape[d] -= gone;
   out.names = root.names();

@@ -17,12 +17,12 @@ struct Root {
   // The root view's dims, made on first use: creation's views hold their
   // own, and most roots are never asked.
   const std::vector<Dim>& dims() const;
-  index_t size = 1;       // W
-  index_t world = 0;      // parent size
-  std::vector<index_t> ranks;                          // empty = identity
-  std::vector<std::pair<index_t, index_t>> by_rank;    // (parent rank, root index), sorted
+  index_t size = 1;                                  // W
+  index_t world = 0;                                 // parent size
+  std::vector<index_t> ranks;                        // empty = identity
+  std::vector<std::pair<index_t, index_t>> by_rank;  // (parent rank, root index), sorted
   mutable std::mutex registry_mutex;
-  std::vector<Dim> registry;                           // flattened names
+  std::vector<Dim> registry;  // flattened names
 
  private:
   mutable std::once_flag dims_once_;
@@ -76,8 +76,7 @@ std::string join(const std::vector<std::string>& names, std::string_view sep) {
 void check_name(std::string_view name, std::string_view what) {
   if (name.empty()) fail(Status::invalid_argument, std::string(what) + " is empty");
   if (name.size() > max_name_length)
-    fail(Status::invalid_argument, std::string(what) + " '" + std::string(name.substr(0, 32)) +
-                                       "...' is longer than " +
+    fail(Status::invalid_argument, std::string(what) + " '" + std::string(name.substr(0, 32)) + "...' is longer than " +
                                        std::to_string(max_name_length) + " bytes");
 }
 
@@ -87,14 +86,14 @@ View View::create(RootSpec spec) {
   const std::size_t nd = spec.shape.size();
   if (nd < 1) fail(Status::invalid_argument, "a mesh needs at least one dim (ndim is 0)");
   if (spec.names.size() != nd)
-    fail(Status::invalid_argument, "shape has " + std::to_string(nd) + " dims but " +
-                                       std::to_string(spec.names.size()) + " names were given");
+    fail(Status::invalid_argument,
+         "shape has " + std::to_string(nd) + " dims but " + std::to_string(spec.names.size()) + " names were given");
   for (std::size_t i = 0; i < nd; ++i) {
     if (spec.names[i].empty() || spec.names[i].size() > max_name_length)
       check_name(spec.names[i], "name of dim " + std::to_string(i));
     if (spec.shape[i] < 0)
-      fail(Status::invalid_argument, "size " + std::to_string(spec.shape[i]) + " of dim " +
-                                         quoted(spec.names[i]) + " is negative");
+      fail(Status::invalid_argument,
+           "size " + std::to_string(spec.shape[i]) + " of dim " + quoted(spec.names[i]) + " is negative");
     for (std::size_t j = 0; j < i; ++j)
       if (spec.names[j] == spec.names[i])
         fail(Status::duplicate_name, "dim name " + quoted(spec.names[i]) + " is given twice");
@@ -103,17 +102,15 @@ View View::create(RootSpec spec) {
   const bool listed = !spec.ranks.empty();
   const index_t target = listed ? static_cast<index_t>(spec.ranks.size()) : spec.world;
   if (std::find(spec.shape.begin(), spec.shape.end(), 0) != spec.shape.end()) {
-    if (target == 0)
-      fail(Status::invalid_argument, "a size of 0 needs the world size to be inferred");
+    if (target == 0) fail(Status::invalid_argument, "a size of 0 needs the world size to be inferred");
     spec.shape = dims_create(target, spec.shape);
   }
   Layout rm = row_major(spec.shape);
   const index_t total = rm.modes[0].size * rm.modes[0].stride;
   if (target != 0 && total != target)
-    fail(Status::shape_mismatch,
-         "shape multiplies to " + std::to_string(total) + " but " +
-             (listed ? "the rank list has " + std::to_string(target) + " ranks"
-                     : "the parent has " + std::to_string(target) + " ranks"));
+    fail(Status::shape_mismatch, "shape multiplies to " + std::to_string(total) + " but " +
+                                     (listed ? "the rank list has " + std::to_string(target) + " ranks"
+                                             : "the parent has " + std::to_string(target) + " ranks"));
 
   auto root = std::make_shared<detail::Root>();
   if (listed) {
@@ -121,17 +118,16 @@ View View::create(RootSpec spec) {
     for (std::size_t x = 0; x < spec.ranks.size(); ++x) {
       const index_t r = spec.ranks[x];
       if (r < 0 || (spec.world > 0 && r >= spec.world))
-        fail(Status::invalid_argument,
-             "rank " + std::to_string(r) + " at position " + std::to_string(x) +
-                 " of the rank list is out of range" +
-                 (spec.world > 0 ? " [0, " + std::to_string(spec.world) + ")" : ""));
+        fail(Status::invalid_argument, "rank " + std::to_string(r) + " at position " + std::to_string(x) +
+                                           " of the rank list is out of range" +
+                                           (spec.world > 0 ? " [0, " + std::to_string(spec.world) + ")" : ""));
       root->by_rank.emplace_back(r, static_cast<index_t>(x));
     }
     std::sort(root->by_rank.begin(), root->by_rank.end());
     for (std::size_t i = 1; i < root->by_rank.size(); ++i)
       if (root->by_rank[i].first == root->by_rank[i - 1].first)
-        fail(Status::invalid_argument, "rank " + std::to_string(root->by_rank[i].first) +
-                                           " appears twice in the rank list");
+        fail(Status::invalid_argument,
+             "rank " + std::to_string(root->by_rank[i].first) + " appears twice in the rank list");
     if (spec.world == 0) spec.world = root->by_rank.back().first + 1;
   } else if (spec.world == 0) {
     spec.world = total;
@@ -194,8 +190,7 @@ std::optional<index_t> View::root_index(index_t parent_rank) const noexcept {
     if (parent_rank < 0 || parent_rank >= root_->size) return std::nullopt;
     return parent_rank;
   }
-  auto it = std::lower_bound(root_->by_rank.begin(), root_->by_rank.end(),
-                             std::pair<index_t, index_t>{parent_rank, 0});
+  auto it = std::lower_bound(root_->by_rank.begin(), root_->by_rank.end(), std::pair<index_t, index_t>{parent_rank, 0});
   if (it == root_->by_rank.end() || it->first != parent_rank) return std::nullopt;
   return it->second;
 }
@@ -210,15 +205,14 @@ View View::slice(std::span<const std::string> names) const {
   if (names.empty()) fail(Status::invalid_argument, "slice needs at least one dim name");
   // Every dim of this view in its own order is this view itself (a root
   // stays a root, so names registered on it stay sliceable), as in PyTorch.
-  if (names.size() == dims_.size() &&
-      std::equal(names.begin(), names.end(), dims_.begin(), [](const std::string& n, const Dim& d) { return n == d.name; }))
+  if (names.size() == dims_.size() && std::equal(names.begin(), names.end(), dims_.begin(),
+                                                 [](const std::string& n, const Dim& d) { return n == d.name; }))
     return *this;
   std::vector<Dim> out;
   out.reserve(names.size());
   std::vector<Layout> layouts;
   for (const std::string& name : names) {
-    if (find(out, name))
-      fail(Status::duplicate_name, "dim " + quoted(name) + " is sliced twice");
+    if (find(out, name)) fail(Status::duplicate_name, "dim " + quoted(name) + " is sliced twice");
     const Dim* d = find(dims_, name);
     if (!d && is_root_) {
       std::lock_guard lock(root_->registry_mutex);
@@ -270,7 +264,8 @@ View View::flatten(std::optional<std::string> name) const {
   Dim flat;
   flat.name = name ? *name : join(names(), "_");
   check_name(flat.name, "flatten name");
-  for (const Dim& d : dims_) flat.layout.modes.insert(flat.layout.modes.end(), d.layout.modes.begin(), d.layout.modes.end());
+  for (const Dim& d : dims_)
+    flat.layout.modes.insert(flat.layout.modes.end(), d.layout.modes.begin(), d.layout.modes.end());
   // A root dim's name for the same layout is that dim again, as in PyTorch
   // (flattening a 1-D view into its own name is the view itself); for
   // another layout it is a clash. Layouts compare coalesced, as for
@@ -287,16 +282,14 @@ View View::flatten(std::optional<std::string> name) const {
   if (const Dim* r = find(root_->registry, flat.name)) {
     if (coalesce(r->layout) != coalesce(flat.layout))
       fail(Status::duplicate_name, "flatten name " + quoted(flat.name) + " is already registered as " +
-                                       devmesh::to_string(r->layout) + ", not " +
-                                       devmesh::to_string(flat.layout));
+                                       devmesh::to_string(r->layout) + ", not " + devmesh::to_string(flat.layout));
     return View(root_, {*r}, false);
   }
   root_->registry.push_back(flat);
   return View(root_, {std::move(flat)}, false);
 }
 
-View View::unflatten(std::string_view dim, std::span<const index_t> sizes,
-                     std::span<const std::string> names) const {
+View View::unflatten(std::string_view dim, std::span<const index_t> sizes, std::span<const std::string> names) const {
   const std::size_t at = dim_index(dim);
   if (sizes.empty()) fail(Status::invalid_argument, "unflatten of " + quoted(dim) + " needs at least one size");
   if (sizes.size() != names.size())
@@ -305,8 +298,7 @@ View View::unflatten(std::string_view dim, std::span<const index_t> sizes,
   for (std::size_t i = 0; i < names.size(); ++i) {
     check_name(names[i], "unflatten name");
     for (std::size_t j = 0; j < i; ++j)
-      if (names[j] == names[i])
-        fail(Status::duplicate_name, "unflatten name " + quoted(names[i]) + " is given twice");
+      if (names[j] == names[i]) fail(Status::duplicate_name, "unflatten name " + quoted(names[i]) + " is given twice");
     for (std::size_t j = 0; j < dims_.size(); ++j)
       if (j != at && dims_[j].name == names[i])
         fail(Status::duplicate_name, "unflatten name " + quoted(names[i]) + " is already a dim of this view");
@@ -316,8 +308,8 @@ View View::unflatten(std::string_view dim, std::span<const index_t> sizes,
   std::vector<index_t> resolved(sizes.begin(), sizes.end());
   for (index_t s : resolved)
     if (s < 1 && s != -1)
-      fail(Status::invalid_argument, "unflatten size " + std::to_string(s) + " of " + quoted(dim) +
-                                         " must be at least 1 (or -1, inferred)");
+      fail(Status::invalid_argument,
+           "unflatten size " + std::to_string(s) + " of " + quoted(dim) + " must be at least 1 (or -1, inferred)");
   std::size_t inferred = resolved.size();
   index_t known = 1;
   for (std::size_t i = 0; i < resolved.size(); ++i) {
@@ -325,7 +317,8 @@ View View::unflatten(std::string_view dim, std::span<const index_t> sizes,
       if (__builtin_mul_overflow(known, resolved[i], &known))
         fail(Status::shape_mismatch, "unflatten sizes of " + quoted(dim) + " overflow 63 bits");
     } else if (inferred != resolved.size()) {
-      fail(Status::shape_mismatch, "unflatten of " + quoted(dim) + " has more than one size -1 (only one can be inferred)");
+      fail(Status::shape_mismatch,
+           "unflatten of " + quoted(dim) + " has more than one size -1 (only one can be inferred)");
     } else {
       inferred = i;
     }
@@ -333,8 +326,9 @@ View View::unflatten(std::string_view dim, std::span<const index_t> sizes,
   if (inferred != resolved.size()) {
     const index_t n = dims_[at].size();
     if (n % known != 0)
-      fail(Status::shape_mismatch, "unflatten of " + quoted(dim) + " cannot infer the size -1: the other sizes multiply to " +
-                                       std::to_string(known) + ", which does not divide the dim size " + std::to_string(n));
+      fail(Status::shape_mismatch,
+           "unflatten of " + quoted(dim) + " cannot infer the size -1: the other sizes multiply to " +
+               std::to_string(known) + ", which does not divide the dim size " + std::to_string(n));
     resolved[inferred] = n / known;
   }
   std::vector<Layout> parts = split(dims_[at].layout, resolved);

@@ -19,8 +19,8 @@ Adopting read_comms(MPI_Comm parent, const std::vector<MPI_Comm>& comms, const s
   Adopting a;
   if (comms.empty()) throw Error(Status::invalid_argument, "no communicators: a mesh needs at least one dim");
   if (comms.size() != names.size())
-    throw Error(Status::invalid_argument, std::to_string(comms.size()) + " communicators but " +
-                                              std::to_string(names.size()) + " dim names");
+    throw Error(Status::invalid_argument,
+                std::to_string(comms.size()) + " communicators but " + std::to_string(names.size()) + " dim names");
   const auto nulls = std::count(comms.begin(), comms.end(), MPI_COMM_NULL);
   if (nulls == static_cast<long>(comms.size())) return a;  // not a member
   if (nulls != 0) {
@@ -108,8 +108,7 @@ std::pair<std::vector<int>, std::vector<int>> adopted_layout(const std::vector<i
   return {shape, ranks};
 }
 
-void check_adopted_groups(const View& view, const Adopting& a, int parent_rank,
-                          const std::vector<std::string>& names) {
+void check_adopted_groups(const View& view, const Adopting& a, int parent_rank, const std::vector<std::string>& names) {
   if (!a.member) return;
   const index_t x = *view.root_index(parent_rank);
   for (std::size_t d = 0; d < names.size(); ++d) {
@@ -117,10 +116,10 @@ void check_adopted_groups(const View& view, const Adopting& a, int parent_rank,
     const std::vector<int> want(wide.begin(), wide.end());
     const std::vector<int>& got = a.groups[d];
     if (got != want)
-      throw Error(Status::invalid_argument,
-                  "the communicator of dim '" + names[d] + "' at parent rank " + std::to_string(parent_rank) +
-                      " holds parent ranks " + list(got) + " but the mesh its coordinates give needs " +
-                      list(want) + ": the communicators do not form a mesh");
+      throw Error(Status::invalid_argument, "the communicator of dim '" + names[d] + "' at parent rank " +
+                                                std::to_string(parent_rank) + " holds parent ranks " + list(got) +
+                                                " but the mesh its coordinates give needs " + list(want) +
+                                                ": the communicators do not form a mesh");
   }
 }
 

@@ -37,9 +37,12 @@ int world_rank() {
 
 const char* level_name(int level) {
   switch (level) {
-    case DEVMESH_LOG_WARN: return "warn";
-    case DEVMESH_LOG_INFO: return "info";
-    default: return "debug";
+    case DEVMESH_LOG_WARN:
+      return "warn";
+    case DEVMESH_LOG_INFO:
+      return "info";
+    default:
+      return "debug";
   }
 }
 
@@ -66,8 +69,8 @@ int host_mpi_error(int code, char* text, std::size_t len, int* cls) {
 
 int host_agree(MPI_Comm comm, int status, char* message, std::size_t len) {
   const std::string mine = message ? std::string(message, strnlen(message, len)) : std::string();
-  const Status local = status >= 0 && status <= static_cast<int>(Status::timeout) ? static_cast<Status>(status)
-                                                                                   : Status::backend;
+  const Status local =
+      status >= 0 && status <= static_cast<int>(Status::timeout) ? static_cast<Status>(status) : Status::backend;
   try {
     agree(comm, "a backend's agreement", {}, local, mine);
     return DEVMESH_SUCCESS;

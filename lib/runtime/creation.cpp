@@ -9,9 +9,9 @@
 #include <atomic>
 #include <memory>
 
-#include "devmesh/hosts.hpp"
 #include "adoption.hpp"
 #include "agreement.hpp"
+#include "devmesh/hosts.hpp"
 #include "finalize.hpp"
 #include "hosts.hpp"
 #include "mesh_state.hpp"
@@ -95,8 +95,8 @@ const std::vector<BackendSpec>& named_backends(Creation& c) {
 void load_backends(Creation& c) {
   const MeshOptions& options = c.request.options;
   if (options.comm_errors != CommErrors::inherit && options.comm_errors != CommErrors::return_codes)
-    throw Error(Status::invalid_argument, "comm_errors " + std::to_string(static_cast<int>(options.comm_errors)) +
-                                              " is not a CommErrors");
+    throw Error(Status::invalid_argument,
+                "comm_errors " + std::to_string(static_cast<int>(options.comm_errors)) + " is not a CommErrors");
   for (const BackendSpec& b : named_backends(c)) {
     // The built-in MPI backend without options has nothing to check: its
     // instance is made when a dim first needs it.
@@ -122,9 +122,9 @@ void check_dim_names(const CreationRequest& r) {
   std::string named, dims;
   for (std::size_t i = 0; i < unknown.size(); ++i) named += (i ? ", " : "") + unknown[i];
   for (std::size_t i = 0; i < r.names.size(); ++i) dims += (i ? ", " : "") + r.names[i];
-  throw Error(Status::unknown_dim,
-              named + (unknown.size() == 1 ? " names no dim" : " name no dim") + " of the mesh (its dims: " + dims +
-                  "); a dim made by flatten or unflatten gets its backend there");
+  throw Error(Status::unknown_dim, named + (unknown.size() == 1 ? " names no dim" : " name no dim") +
+                                       " of the mesh (its dims: " + dims +
+                                       "); a dim made by flatten or unflatten gets its backend there");
 }
 
 // What fault_tolerance needs here (see mesh.hpp): ULFM running, a parent
@@ -139,8 +139,9 @@ void check_fault_tolerance(const Creation& c) {
     throw Error(Status::invalid_argument, "a deadline needs fault_tolerance (a wait past it revokes the mesh)");
   if (!r.options.fault_tolerance) return;
   if (r.kind == CreationKind::comms)
-    throw Error(Status::invalid_argument, "fault_tolerance does not apply to adopted communicators (devmesh would "
-                                          "revoke the program's own communicators)");
+    throw Error(Status::invalid_argument,
+                "fault_tolerance does not apply to adopted communicators (devmesh would "
+                "revoke the program's own communicators)");
   if (const std::string why = mpi::ulfm_unavailable(); !why.empty())
     throw Error(Status::unsupported, "fault_tolerance: " + why);
   MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
@@ -154,8 +155,9 @@ void check_fault_tolerance(const Creation& c) {
   int thread_level = MPI_THREAD_SINGLE;
   DEVMESH_MPI(MPI_Query_thread(&thread_level));
   if (deadline > 0 && thread_level < MPI_THREAD_MULTIPLE)
-    throw Error(Status::invalid_argument, "a deadline needs MPI_THREAD_MULTIPLE (MPI_Init_thread): the mesh's "
-                                          "watchdog revokes it from a thread of its own");
+    throw Error(Status::invalid_argument,
+                "a deadline needs MPI_THREAD_MULTIPLE (MPI_Init_thread): the mesh's "
+                "watchdog revokes it from a thread of its own");
   // A backend's revoke reaches the other members itself (REVOKE_SPREADS),
   // or the mesh's watcher makes it reach them: on every member it sees the
   // root communicator revoked and revokes that member's backend
@@ -165,9 +167,10 @@ void check_fault_tolerance(const Creation& c) {
     const std::uint64_t caps = capabilities(instance->table());
     if (caps & DEVMESH_BACKEND_CAP_REVOKE_SPREADS) continue;
     if (!(caps & DEVMESH_BACKEND_CAP_REVOKE_ANY_THREAD))
-      throw Error(Status::unsupported, "fault_tolerance: backend '" + spec.name +
-                                           "' cannot revoke its communicators for the mesh (it states neither "
-                                           "DEVMESH_BACKEND_CAP_REVOKE_SPREADS nor DEVMESH_BACKEND_CAP_REVOKE_ANY_THREAD)");
+      throw Error(Status::unsupported,
+                  "fault_tolerance: backend '" + spec.name +
+                      "' cannot revoke its communicators for the mesh (it states neither "
+                      "DEVMESH_BACKEND_CAP_REVOKE_SPREADS nor DEVMESH_BACKEND_CAP_REVOKE_ANY_THREAD)");
     if (thread_level < MPI_THREAD_MULTIPLE)
       throw Error(Status::invalid_argument, "fault_tolerance with backend '" + spec.name +
                                                 "', whose revoke stays on the calling rank, needs MPI_THREAD_MULTIPLE "
@@ -243,14 +246,14 @@ std::array<Field, 9> fields_of(Creation& c) {
     op.add(agreed_options(spec, table));
   }
   return {{{"ways of creating the mesh", kind.h},
-          {"arguments (as checked by the interface called)", checked.h},
-          {"shapes", sh.h},
-          {"dim names", nm.h},
-          {"rank lists", rk.h},
-          {"numbers of communicators", nc.h},
-          {"host_aware, fault_tolerance and deadline settings", ha.h},
-          {"backends", be.h},
-          {"backend options", op.h}}};
+           {"arguments (as checked by the interface called)", checked.h},
+           {"shapes", sh.h},
+           {"dim names", nm.h},
+           {"rank lists", rk.h},
+           {"numbers of communicators", nc.h},
+           {"host_aware, fault_tolerance and deadline settings", ha.h},
+           {"backends", be.h},
+           {"backend options", op.h}}};
 }
 
 // Every rank makes this one collective call whatever its arguments, so
@@ -409,8 +412,9 @@ MPI_Comm create_root_comm(const Creation& c, MPI_Group group) {
   }
   check_mpi(agreed, "MPIX_Comm_agree");
   if (survivors)
-    throw Error(Status::revoked, "mesh creation: making the new root's communicator failed on another survivor, "
-                                 "which revoked the survivors' communicator");
+    throw Error(Status::revoked,
+                "mesh creation: making the new root's communicator failed on another survivor, "
+                "which revoked the survivors' communicator");
   agree(c.parent, call_of(c.request.kind), {}, Status::success, {});
   throw Error(Status::internal, "mesh creation: the members disagree on whether the root communicator was made");
 }
@@ -456,8 +460,9 @@ void make_ft_dims(const Creation& c, MeshState& state, bool shrunk_root) {
   if (failed) throw *failed;
   check_mpi(agreed, "MPIX_Comm_agree");
   if (!(flags & dims_made))
-    throw Error(Status::revoked, "mesh creation: making a dim's communicator failed on another member, which "
-                                 "revoked the mesh");
+    throw Error(Status::revoked,
+                "mesh creation: making a dim's communicator failed on another member, which "
+                "revoked the mesh");
   if (!(flags & checks_passed)) {
     agree(root, call_of(c.request.kind), {}, c.deferred ? c.deferred->status() : Status::success,
           c.deferred ? c.deferred->what() : std::string());
@@ -497,9 +502,8 @@ Mesh build(Creation& c) {
   // program's parent while it lives (see MeshState::watch_parent).
   const bool group_is_root = c.group_comm != MPI_COMM_NULL && !r.options.host_aware;
   // A parent of devmesh's own that holds exactly the root in root order.
-  const bool parent_is_root =
-      r.owns_parent && c.view->root_size() == c.world &&
-      (!c.has_rank_list() || std::is_sorted(c.order.begin(), c.order.end()));
+  const bool parent_is_root = r.owns_parent && c.view->root_size() == c.world &&
+                              (!c.has_rank_list() || std::is_sorted(c.order.begin(), c.order.end()));
   MPI_Comm root_comm = MPI_COMM_NULL;
   if (((!mpi::dims_from_group && r.kind == CreationKind::group) || r.options.fault_tolerance) && !group_is_root &&
       !parent_is_root) {
@@ -522,8 +526,8 @@ Mesh build(Creation& c) {
     watch_finalize();
     // The options move to the state; their flags (copied by the move) stay
     // readable in the request.
-    state = std::make_shared<MeshState>(*c.view, group, static_cast<int>(*index), c.me, host_rank, c.seq,
-                                        c.digest, std::move(c.request.options));
+    state = std::make_shared<MeshState>(*c.view, group, static_cast<int>(*index), c.me, host_rank, c.seq, c.digest,
+                                        std::move(c.request.options));
   } catch (...) {
     if (!state) MPI_Group_free(&group);
     if (root_comm != MPI_COMM_NULL) MPI_Comm_free(&root_comm);

@@ -78,9 +78,9 @@ void Fault::watch() noexcept {
       deadline_ns_ > 0 ? std::clamp<std::int64_t>(deadline_ns_ / 10, 10'000'000, 200'000'000) : INT64_MAX;
   std::unique_lock<std::mutex> lock(watch_mutex_);
   for (;;) {
-    const std::int64_t step =
-        watch_root_.load() ? std::min<std::int64_t>(deadline_step, watch_interval / std::chrono::nanoseconds(1))
-                           : deadline_step;
+    const std::int64_t step = watch_root_.load()
+                                  ? std::min<std::int64_t>(deadline_step, watch_interval / std::chrono::nanoseconds(1))
+                                  : deadline_step;
     if (watch_cv_.wait_for(lock, std::chrono::nanoseconds(step), [this] { return stopping_; })) return;
     if (watch_root_.load() && !revoked_.load()) probe_root();
     if (deadline_ns_ <= 0) continue;

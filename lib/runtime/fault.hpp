@@ -14,9 +14,9 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
-#include <thread>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "devmesh/layout.hpp"
@@ -104,7 +104,7 @@ class Fault {
 
  private:
   bool root_revoked(bool from_watchdog = false) noexcept;  // from_watchdog: as for revoke()
-  void start_watchdog();  // under watch_mutex_
+  void start_watchdog();                                   // under watch_mutex_
   void probe_root() noexcept;
 
   std::atomic<bool> revoked_{false};

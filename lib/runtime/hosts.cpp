@@ -33,8 +33,7 @@ std::vector<int> leaders_by_id(MPI_Comm comm, const std::string& id, int size) {
   if (total > 0x7fffffff)
     throw Error(Status::invalid_argument, "the DEVMESH_HOST_ID strings of all ranks exceed 2 GiB");
   std::string all(static_cast<std::size_t>(total), '\0');
-  DEVMESH_MPI(MPI_Allgatherv(id.data(), len, MPI_CHAR, all.data(), lengths.data(), displs.data(),
-                             MPI_CHAR, comm));
+  DEVMESH_MPI(MPI_Allgatherv(id.data(), len, MPI_CHAR, all.data(), lengths.data(), displs.data(), MPI_CHAR, comm));
   std::unordered_map<std::string_view, int> first;
   std::vector<int> leader(static_cast<std::size_t>(size));
   for (int r = 0; r < size; ++r) {
@@ -64,8 +63,7 @@ std::string counts_text(const HostInfo& info) {
   const std::size_t shown = std::min<std::size_t>(info.ranks_per_host.size(), 32);
   for (std::size_t h = 0; h < shown; ++h)
     s += (h ? ", " : "") + ("host " + std::to_string(h) + ": " + std::to_string(info.ranks_per_host[h]));
-  if (shown < info.ranks_per_host.size())
-    s += ", ... (" + std::to_string(info.ranks_per_host.size()) + " hosts)";
+  if (shown < info.ranks_per_host.size()) s += ", ... (" + std::to_string(info.ranks_per_host.size()) + " hosts)";
   return s;
 }
 
@@ -91,9 +89,8 @@ std::vector<int> host_table(MPI_Comm comm) {
   int set = id.empty() ? 0 : 1, count = 0;
   DEVMESH_MPI(MPI_Allreduce(&set, &count, 1, MPI_INT, MPI_SUM, comm));
   if (count != 0 && count != size)
-    throw Error(Status::inconsistent,
-                std::string(host_id_variable) + " is set on " + std::to_string(count) + " of " +
-                    std::to_string(size) + " ranks: set it on every rank or on none");
+    throw Error(Status::inconsistent, std::string(host_id_variable) + " is set on " + std::to_string(count) + " of " +
+                                          std::to_string(size) + " ranks: set it on every rank or on none");
   const std::vector<int> leader = count ? leaders_by_id(comm, id, size) : leaders_by_node(comm, rank, size);
   // Leaders come in increasing order of first appearance, so numbering them
   // in rank order numbers hosts by their lowest rank.
@@ -149,8 +146,7 @@ HostInfo discover_hosts(MPI_Comm parent) {
   return host_info_of(host_table(parent), rank);
 }
 
-Mesh create_host_mesh(MPI_Comm parent, std::string host_dim, std::string local_dim,
-                      const MeshOptions& options) {
+Mesh create_host_mesh(MPI_Comm parent, std::string host_dim, std::string local_dim, const MeshOptions& options) {
   detail::CreationRequest r;
   r.kind = detail::CreationKind::hosts;
   r.parent = parent;

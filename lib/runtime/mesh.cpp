@@ -30,13 +30,12 @@ detail::CreationRequest request(detail::CreationKind kind, MPI_Comm parent, std:
 
 // --- creation ----------------------------------------------------------------
 
-Mesh Mesh::create(MPI_Comm parent, std::vector<int> shape, std::vector<std::string> names,
-                  const MeshOptions& options) {
+Mesh Mesh::create(MPI_Comm parent, std::vector<int> shape, std::vector<std::string> names, const MeshOptions& options) {
   return detail::create(request(detail::CreationKind::shape, parent, std::move(shape), std::move(names), options));
 }
 
-Mesh Mesh::create(MPI_Comm parent, std::vector<int> shape, std::vector<std::string> names,
-                  std::vector<int> ranks, const MeshOptions& options) {
+Mesh Mesh::create(MPI_Comm parent, std::vector<int> shape, std::vector<std::string> names, std::vector<int> ranks,
+                  const MeshOptions& options) {
   auto r = request(detail::CreationKind::ranks, parent, std::move(shape), std::move(names), options);
   r.ranks = std::move(ranks);
   return detail::create(std::move(r));
@@ -81,12 +80,9 @@ Mesh Mesh::operator[](std::initializer_list<std::string_view> dims) const {
   return slice(std::vector<std::string>(dims.begin(), dims.end()));
 }
 
-Mesh Mesh::flatten(std::optional<std::string> name) const {
-  return Mesh(view().flatten(std::move(name)), state_);
-}
+Mesh Mesh::flatten(std::optional<std::string> name) const { return Mesh(view().flatten(std::move(name)), state_); }
 
-Mesh Mesh::unflatten(std::string_view dim, const std::vector<int>& sizes,
-                     const std::vector<std::string>& names) const {
+Mesh Mesh::unflatten(std::string_view dim, const std::vector<int>& sizes, const std::vector<std::string>& names) const {
   const std::vector<index_t> wide(sizes.begin(), sizes.end());
   return Mesh(view().unflatten(dim, wide, names), state_);
 }
@@ -95,8 +91,9 @@ namespace {
 
 detail::BackendSpec spec_of(const DimBackend& b) {
   if (b.name.empty() && !b.options.empty())
-    throw Error(Status::invalid_argument, "backend options without a backend name (an empty name is the "
-                                          "mesh's default backend, with the mesh's options)");
+    throw Error(Status::invalid_argument,
+                "backend options without a backend name (an empty name is the "
+                "mesh's default backend, with the mesh's options)");
   return {b.name, b.options};
 }
 
@@ -150,9 +147,7 @@ std::vector<int> Mesh::coordinate() const { return narrow(view().coordinate(stat
 int Mesh::local_rank(std::string_view dim) const {
   return static_cast<int>(view().local_rank(dim_of(dim), state().index()));
 }
-std::vector<int> Mesh::group(std::string_view dim) const {
-  return narrow(view().group(dim_of(dim), state().index()));
-}
+std::vector<int> Mesh::group(std::string_view dim) const { return narrow(view().group(dim_of(dim), state().index())); }
 std::vector<std::vector<int>> Mesh::all_groups(std::string_view dim) const {
   std::vector<std::vector<int>> out;
   for (const auto& g : view().all_groups(dim_of(dim))) out.push_back(narrow(g));

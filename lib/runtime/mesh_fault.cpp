@@ -13,8 +13,9 @@ namespace devmesh::detail {
 namespace {
 
 [[noreturn]] void not_fault_tolerant(const char* what) {
-  throw Error(Status::unsupported, std::string(what) + " needs a mesh made with fault_tolerance (the option makes "
-                                   "the root communicator and everything a revoke and a shrink need)");
+  throw Error(Status::unsupported, std::string(what) +
+                                       " needs a mesh made with fault_tolerance (the option makes "
+                                       "the root communicator and everything a revoke and a shrink need)");
 }
 
 // The root indices of the members of `group`, a group of root_comm's

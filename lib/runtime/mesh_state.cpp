@@ -354,8 +354,9 @@ void MeshState::keep_members(MPI_Comm parent) noexcept {
     root_comm_ = c;
     ++created_;
   } catch (const Error& e) {
-    root_failure_ = Error(e.status(), std::string("the root communicator, made when the program freed the parent: ") +
-                                          e.what(), e.mpi_code(), e.mpi_class());
+    root_failure_ =
+        Error(e.status(), std::string("the root communicator, made when the program freed the parent: ") + e.what(),
+              e.mpi_code(), e.mpi_class());
   } catch (...) {
     root_failure_ = Error(Status::backend, "the root communicator could not be made when the program freed the parent");
   }
@@ -449,8 +450,9 @@ MeshState::Handout* MeshState::find(const Lock&, const std::vector<index_t>& key
   if (it == handouts_.end()) return nullptr;
   if (it->second.watch.freed_by_program)
     throw Error(Status::invalid_argument,
-                "the communicator '" + it->second.name + "' was freed by the program (MPI_Comm_free); devmesh "
-                "owns the communicators it returns and frees them itself: do not free them");
+                "the communicator '" + it->second.name +
+                    "' was freed by the program (MPI_Comm_free); devmesh "
+                    "owns the communicators it returns and frees them itself: do not free them");
   return &it->second;
 }
 
@@ -466,8 +468,8 @@ MeshState::Handout& MeshState::entry(const Lock& lock, const Layout& layout, std
   std::array<int, 64> small;
   std::vector<int> large;
   if (n > static_cast<index_t>(small.size())) large.resize(static_cast<std::size_t>(n));
-  const std::span<int> members = large.empty() ? std::span<int>(small).first(static_cast<std::size_t>(n))
-                                               : std::span<int>(large);
+  const std::span<int> members =
+      large.empty() ? std::span<int>(small).first(static_cast<std::size_t>(n)) : std::span<int>(large);
   for (index_t k = 0; k < n; ++k) members[static_cast<std::size_t>(k)] = static_cast<int>(base + offset(layout, k));
   MPI_Comm c = make_comm(lock, members, tag(layout_tag(key)));
   std::string name;
@@ -510,8 +512,9 @@ MPI_Comm MeshState::make_comm(const Lock& lock, std::span<const int> members, co
     over = root_comm_ != MPI_COMM_NULL ? root_comm_ : live_parent(lock);
     if (over == MPI_COMM_NULL) {
       if (root_failure_) throw *root_failure_;
-      throw Error(Status::invalid_argument, "no communicator holds the mesh's members any more (the parent was "
-                                            "freed and no root communicator was made from it)");
+      throw Error(Status::invalid_argument,
+                  "no communicator holds the mesh's members any more (the parent was "
+                  "freed and no root communicator was made from it)");
     }
   }
   return mpi::comm_from_members(root_group_, members, creation_tag, over);
@@ -635,8 +638,8 @@ MPI_Comm MeshState::cart(const Lock& lock, const View& view, std::vector<int> pe
   // index x is parent rank x; otherwise the flattened layout's own
   // communicator.
   const Layout whole = coalesce(flat);
-  const bool identity = size(flat) == root_size_ &&
-                        (whole.modes.empty() || (whole.modes.size() == 1 && whole.modes[0].stride == 1));
+  const bool identity =
+      size(flat) == root_size_ && (whole.modes.empty() || (whole.modes.size() == 1 && whole.modes[0].stride == 1));
   MPI_Comm over = MPI_COMM_NULL;
   if (identity && root_comm_ == MPI_COMM_NULL && !root_listed_) over = live_parent(lock);
   if (over == MPI_COMM_NULL) over = identity ? root_comm(lock) : entry(lock, flat, joined).comm;
@@ -674,7 +677,7 @@ void MeshState::create_comms(const Lock& lock, const View& v, CommPath path) {
     const Status local = known_path ? Status::success : Status::invalid_argument;
     const Field fields[] = {{"creation paths", p.h}, {"views", views.h}};
     detail::agree(all, "create_comms", fields, local,
-          "unknown creation path " + std::to_string(static_cast<int>(path)));
+                  "unknown creation path " + std::to_string(static_cast<int>(path)));
   } catch (const Error&) {
     // A failed call leaves nothing made.
     if (!had_root && root_comm_ != MPI_COMM_NULL && MPI_Comm_free(&root_comm_) == MPI_SUCCESS) --created_;

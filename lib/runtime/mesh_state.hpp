@@ -43,8 +43,8 @@ class MeshState : public std::enable_shared_from_this<MeshState> {
   // tags, the same on every member and unique among the roots of the
   // process. host_local_rank: the caller's rank among the parent's ranks on
   // its host (what plugin backends pick a device by). Not collective.
-  MeshState(const View& root, MPI_Group root_group, int index, int parent_rank, int host_local_rank,
-            std::uint64_t seq, std::uint64_t digest, MeshOptions options);
+  MeshState(const View& root, MPI_Group root_group, int index, int parent_rank, int host_local_rank, std::uint64_t seq,
+            std::uint64_t digest, MeshOptions options);
   ~MeshState();
   MeshState(const MeshState&) = delete;
   MeshState& operator=(const MeshState&) = delete;
@@ -171,7 +171,7 @@ class MeshState : public std::enable_shared_from_this<MeshState> {
   // One communicator handed out: a dim layout's or a Cartesian view's.
   struct Handout {
     MPI_Comm comm = MPI_COMM_NULL;
-    std::string name;  // MPI_Comm_get_name's
+    std::string name;   // MPI_Comm_get_name's
     Watch watch;        // its attribute's value (none on the program's own)
     bool owned = true;  // false: the program's own (insert_program_comm)
     std::map<std::string, std::unique_ptr<Communicator>, std::less<>> upgraded;  // by BackendSpec::key

@@ -1,12 +1,12 @@
 #include "mpi_check.hpp"
 
-#include "mpi_features.hpp"
-
 #include <algorithm>
 #include <cstring>
 #include <memory>
 #include <mutex>
 #include <vector>
+
+#include "mpi_features.hpp"
 
 namespace devmesh::detail {
 
@@ -58,8 +58,7 @@ void throw_mpi_error(int code, const char* call) {
   std::string what(call);
   what = what.substr(0, what.find('('));
   throw Error(mpi::status_of_class(cls),
-              what + " failed: " + mpi_error_text(code) + " (MPI error class " + std::to_string(cls) + ")",
-              code, cls);
+              what + " failed: " + mpi_error_text(code) + " (MPI error class " + std::to_string(cls) + ")", code, cls);
 }
 
 void return_errors(MPI_Comm& comm) {

@@ -36,8 +36,10 @@ MPI_Comm comm_from_session_group(MPI_Group group, const std::string& tag) {
 #else
 
 MPI_Comm comm_from_session_group(MPI_Group, const std::string&) {
-  throw Error(Status::unsupported, "a mesh from an MPI_Group needs MPI_Comm_create_from_group (MPI 4), which this "
-                                   "MPI (" + version_text() + ") lacks");
+  throw Error(Status::unsupported,
+              "a mesh from an MPI_Group needs MPI_Comm_create_from_group (MPI 4), which this "
+              "MPI (" +
+                  version_text() + ") lacks");
 }
 
 #endif
@@ -60,8 +62,7 @@ MPI_Comm with_group(MPI_Group root_group, std::span<const int> members, Make&& m
 
 }  // namespace
 
-MPI_Comm comm_from_members(MPI_Group root_group, std::span<const int> members, const std::string& tag,
-                           MPI_Comm over) {
+MPI_Comm comm_from_members(MPI_Group root_group, std::span<const int> members, const std::string& tag, MPI_Comm over) {
   return with_group(root_group, members, [&](MPI_Group group) {
     return dims_from_group ? comm_from_session_group(group, tag) : comm_from_comm(group, tag, over);
   });
@@ -75,7 +76,6 @@ MPI_Comm comm_create_over(MPI_Group root_group, std::span<const int> members, MP
   });
 }
 
-
 #if DEVMESH_HAVE_ULFM
 
 std::string ulfm_unavailable() {
@@ -87,7 +87,8 @@ std::string ulfm_unavailable() {
   int flag = 0;
   if (MPI_Comm_get_attr(MPI_COMM_WORLD, MPIX_FT, &value, &flag) != MPI_SUCCESS || !flag || !value ||
       !*static_cast<int*>(value))
-    return "this MPI (" + version_text() + ") runs without its fault tolerance: start the job with "
+    return "this MPI (" + version_text() +
+           ") runs without its fault tolerance: start the job with "
            "`mpirun --with-ft ulfm` (Open MPI 5)";
 #endif
   return {};

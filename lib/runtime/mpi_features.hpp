@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "devmesh/status.hpp"
-
 #include "runtime/mpi_features_config.h"
 
 namespace devmesh::detail::mpi {
@@ -39,8 +38,7 @@ inline constexpr bool dims_from_group = has_comm_from_group && DEVMESH_MPI_IS_OP
 // `over` is not used. Without: MPI_Comm_create_group over `over`, a
 // communicator whose group holds every member (the parent or the root
 // communicator), with a tag derived from `tag`.
-MPI_Comm comm_from_members(MPI_Group root_group, std::span<const int> members, const std::string& tag,
-                           MPI_Comm over);
+MPI_Comm comm_from_members(MPI_Group root_group, std::span<const int> members, const std::string& tag, MPI_Comm over);
 
 // The same communicator by MPI_Comm_create over `over` (whose group is
 // root_group, in its order), each caller passing its own members; it has

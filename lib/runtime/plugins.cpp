@@ -48,10 +48,9 @@ constexpr int datatypes = DEVMESH_FLOAT64 + 1, reductions = DEVMESH_MAX + 1;
 static_assert(datatypes * reductions <= 64, "one bit per (data type, reduction) pair");
 
 void check_name(std::string_view name) {
-  const bool ok = !name.empty() && name.size() <= max_name &&
-                  std::all_of(name.begin(), name.end(), [](char c) {
-                    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-                  });
+  const bool ok = !name.empty() && name.size() <= max_name && std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  });
   if (!ok)
     throw Error(Status::invalid_argument,
                 "unknown backend '" + std::string(name) +
@@ -64,12 +63,10 @@ void check_name(std::string_view name) {
 // The version 2 (3) table t is the first member of, or nullptr for an older
 // table (its version checked at loading or registration).
 const devmesh_backend_v2_t* v2_of(const devmesh_backend_v1_t& t) {
-  return t.abi_version >= DEVMESH_BACKEND_ABI_VERSION_2 ? reinterpret_cast<const devmesh_backend_v2_t*>(&t)
-                                                        : nullptr;
+  return t.abi_version >= DEVMESH_BACKEND_ABI_VERSION_2 ? reinterpret_cast<const devmesh_backend_v2_t*>(&t) : nullptr;
 }
 const devmesh_backend_v3_t* v3_of(const devmesh_backend_v1_t& t) {
-  return t.abi_version >= DEVMESH_BACKEND_ABI_VERSION_3 ? reinterpret_cast<const devmesh_backend_v3_t*>(&t)
-                                                        : nullptr;
+  return t.abi_version >= DEVMESH_BACKEND_ABI_VERSION_3 ? reinterpret_cast<const devmesh_backend_v3_t*>(&t) : nullptr;
 }
 
 // Why a table cannot be used, or "" when it can. `versions` are the ABI
@@ -249,8 +246,8 @@ const devmesh_backend_v1_t* open_plugin(std::string_view name, std::string* wher
   if (!table) {
     dlclose(handle);
     unusable(name, *where,
-             "it exports none of " DEVMESH_BACKEND_SYMBOL_V3 ", " DEVMESH_BACKEND_SYMBOL_V2 ", " DEVMESH_BACKEND_SYMBOL_V1
-             " (not a devmesh backend plugin)");
+             "it exports none of " DEVMESH_BACKEND_SYMBOL_V3 ", " DEVMESH_BACKEND_SYMBOL_V2
+             ", " DEVMESH_BACKEND_SYMBOL_V1 " (not a devmesh backend plugin)");
   }
   std::string problem = table_problem(*table, {version});
   if (problem.empty() && name != table->name) problem = "it calls itself '" + std::string(table->name) + "'";
@@ -356,17 +353,13 @@ class PluginCommunicator final : public Communicator {
     return t_.comm_native && t_.comm_native(comm_, &h) == DEVMESH_SUCCESS ? h : nullptr;
   }
 
-  void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
-                 void* stream) override {
+  void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op, void* stream) override {
     const auto fn = member(t_.allreduce, "allreduce");
     reduction(type, op, "allreduce");
     buffer(send, count, type, 1, "sendbuf");
     buffer(recv, count, type, 1, "recvbuf");
-    call(
-        [&] {
-          return fn(comm_, send, recv, count, static_cast<int>(type), static_cast<int>(op), stream);
-        },
-        "allreduce");
+    call([&] { return fn(comm_, send, recv, count, static_cast<int>(type), static_cast<int>(op), stream); },
+         "allreduce");
   }
   void allgather(const void* send, void* recv, std::size_t count, DataType type, void* stream) override {
     const auto fn = member(t_.allgather, "allgather");
@@ -381,11 +374,8 @@ class PluginCommunicator final : public Communicator {
     reduction(type, op, "reduce_scatter");
     buffer(send, count, type, group_blocks(), "sendbuf");
     buffer(recv, count, type, 1, "recvbuf");
-    call(
-        [&] {
-          return fn(comm_, send, recv, count, static_cast<int>(type), static_cast<int>(op), stream);
-        },
-        "reduce_scatter");
+    call([&] { return fn(comm_, send, recv, count, static_cast<int>(type), static_cast<int>(op), stream); },
+         "reduce_scatter");
   }
   void broadcast(void* buffer_, std::size_t count, DataType type, int root, void* stream) override {
     const auto fn = member(t_.broadcast, "broadcast");
@@ -491,8 +481,9 @@ class PluginCommunicator final : public Communicator {
         log_line(t_.name, DEVMESH_LOG_WARN, "revoking a communicator after a failure failed: " + plugin_message(t_));
     } else if (!fault_) {
       log_line(t_.name, DEVMESH_LOG_INFO,
-               std::string(what) + " failed and the backend has no revoke: the other members learn of it only "
-                                   "through the backend's own errors or timeout");
+               std::string(what) +
+                   " failed and the backend has no revoke: the other members learn of it only "
+                   "through the backend's own errors or timeout");
     }
     // A failure revokes the whole mesh (fault_tolerance); the wait its
     // deadline cut is a timeout here.
@@ -551,15 +542,15 @@ class PluginCommunicator final : public Communicator {
     throw Error(Status::invalid_argument, "unknown reduction op " + std::to_string(o));
   }
   [[noreturn, gnu::cold, gnu::noinline]] void refuse_reduction(DataType type, int o, std::string_view what) const {
-    static constexpr const char* type_names[datatypes] = {"int8",    "uint8",    "int32",   "uint32",  "int64",
-                                                          "uint64",  "float16",  "bfloat16", "float32", "float64"};
+    static constexpr const char* type_names[datatypes] = {"int8",   "uint8",   "int32",    "uint32",  "int64",
+                                                          "uint64", "float16", "bfloat16", "float32", "float64"};
     static constexpr const char* op_names[reductions] = {"sum", "prod", "min", "max"};
     throw Error(Status::unsupported, "backend '" + std::string(t_.name) + "', " + std::string(what) +
                                          ": cannot reduce " + type_names[static_cast<int>(type)] + " data with " +
                                          op_names[o]);
   }
-  [[noreturn, gnu::cold, gnu::noinline]] static void refuse_buffer(const void* p, std::size_t count,
-                                                                   std::size_t blocks, const char* what) {
+  [[noreturn, gnu::cold, gnu::noinline]] static void refuse_buffer(const void* p, std::size_t count, std::size_t blocks,
+                                                                   const char* what) {
     if (p == nullptr) throw Error(Status::invalid_argument, std::string(what) + " is NULL with count > 0");
     throw Error(Status::invalid_argument, "count " + std::to_string(count) + " x " + std::to_string(blocks) +
                                               " elements overflow the byte size of " + what);
@@ -588,8 +579,7 @@ class PluginCommunicator final : public Communicator {
       if (n > 0)
         return Error(Status::proc_failed, std::string(e.what()) + " (" + std::to_string(n) +
                                               " member(s) of the group died, as MPI confirms)");
-      if (fault_->revoked())
-        return Error(Status::revoked, std::string(e.what()) + " (a member revoked the mesh)");
+      if (fault_->revoked()) return Error(Status::revoked, std::string(e.what()) + " (a member revoked the mesh)");
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     return e;
@@ -599,10 +589,10 @@ class PluginCommunicator final : public Communicator {
   void* comm_;
   int rank_;
   int size_;
-  std::uint64_t reduce_mask_;  // bit t*4+op: the backend reduces data type t with op
-  std::string broken_;         // why the communicator is revoked, or ""
-  Fault* fault_;               // the mesh's fault state, or null
-  MPI_Comm group_;             // the dim's MPI communicator
+  std::uint64_t reduce_mask_;              // bit t*4+op: the backend reduces data type t with op
+  std::string broken_;                     // why the communicator is revoked, or ""
+  Fault* fault_;                           // the mesh's fault state, or null
+  MPI_Comm group_;                         // the dim's MPI communicator
   std::atomic<bool> revoked_here_{false};  // this rank called the plugin's revoke
 };
 
@@ -662,7 +652,7 @@ const devmesh_backend_v1_t& load_backend(std::string_view name) {
 }
 
 std::vector<std::pair<std::string, std::string>> split_options(const std::vector<std::string>& items,
-                                                                std::string_view what) {
+                                                               std::string_view what) {
   std::vector<std::pair<std::string, std::string>> out;
   for (const std::string& item : items) {
     const std::size_t eq = item.find('=');
@@ -789,7 +779,8 @@ void register_backend(const devmesh_backend_v1_t* table) {
   std::lock_guard lock(r.mutex);
   if (auto it = r.tables.find(name); it != r.tables.end()) {
     if (it->second == table) return;
-    throw Error(Status::duplicate_name, "another backend is already registered or loaded as '" + std::string(name) + "'");
+    throw Error(Status::duplicate_name,
+                "another backend is already registered or loaded as '" + std::string(name) + "'");
   }
   if (const std::string why = detail::initialise(*table); !why.empty())
     throw Error(Status::unsupported, "backend '" + std::string(name) + "' failed to initialise: " + why);

@@ -78,6 +78,6 @@ std::string agreed_options(const BackendSpec& spec, const devmesh_backend_v1_t* 
 // Splits "key=value" items (throws invalid_argument naming a malformed or
 // repeated one).
 std::vector<std::pair<std::string, std::string>> split_options(const std::vector<std::string>& items,
-                                                                std::string_view what);
+                                                               std::string_view what);
 
 }  // namespace devmesh::detail
