@@ -70,9 +70,7 @@ Creation creation_of(const devmesh_config_t* cfg) {
         o.dim_options.emplace_back(dim, std::move(option));
     }
   }
-  if (c.comm_errors != DEVMESH_CONFIG_UNSET && c.comm_errors != DEVMESH_COMM_ERRORS_INHERIT &&
-      c.comm_errors != DEVMESH_COMM_ERRORS_RETURN)
-    invalid("comm_errors " + std::to_string(c.comm_errors) + " is not a devmesh_comm_errors");
+  // comm_errors and deadline are checked with every front end's options (the creation's check_options).
   if (c.comm_errors != DEVMESH_CONFIG_UNSET) o.comm_errors = static_cast<devmesh::CommErrors>(c.comm_errors);
   if (c.host_aware != DEVMESH_CONFIG_UNSET && c.host_aware != 0 && c.host_aware != 1)
     invalid("host_aware " + std::to_string(c.host_aware) + " is neither 0 nor 1");
@@ -80,8 +78,6 @@ Creation creation_of(const devmesh_config_t* cfg) {
   if (c.fault_tolerance != DEVMESH_CONFIG_UNSET && c.fault_tolerance != 0 && c.fault_tolerance != 1)
     invalid("fault_tolerance " + std::to_string(c.fault_tolerance) + " is neither 0 nor 1");
   o.fault_tolerance = c.fault_tolerance == 1;
-  if (!(c.deadline >= 0) || c.deadline > 1e9)
-    invalid("deadline " + std::to_string(c.deadline) + " is not a number of seconds from 0 (none) to 1e9");
   o.deadline = c.deadline;
   if (c.nranks == DEVMESH_CONFIG_UNSET) {
     if (c.ranks) invalid("ranks is set but nranks is not: the rank list needs its length");

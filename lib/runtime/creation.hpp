@@ -18,6 +18,8 @@
 
 namespace devmesh::detail {
 
+class CreationMode;  // creation_steps.hpp
+
 enum class CreationKind : int {
   shape = 0,  // over all of the parent's ranks (host-major with options.host_aware)
   ranks = 1,  // over an explicit list of parent ranks
@@ -42,17 +44,20 @@ struct CreationRequest {
   // (no communicator made for the root), else the new mesh keeps it as its
   // parent; a non-member, or a failed creation, frees it.
   bool owns_parent = false;
-  // Every member passes the same arguments by construction (a shrink: the
-  // failed set is agreed, the old root the same everywhere): no agreement
-  // on them. Kind ranks with fault_tolerance only. What can still fail on
-  // one member alone (opening a backend) is carried to the agreement that
-  // ends a fault-tolerant creation, so that every member fails alike.
-  bool agreed = false;
+  // How the creation treats failure; null: as the options say
+  // (fault_tolerance: ulfm_mode(), else plain_mode()).
+  const CreationMode* mode = nullptr;
   // What the front end found wrong on this rank (a NULL pointer, a
   // malformed C config). The rank joins the creation and every rank fails:
   // with this error where all found the same, else with inconsistent.
   std::optional<Error> error;
 };
+
+// The modes a front end may ask for: a shrink makes its new root in the
+// ULFM mode over the survivors, whose arguments are the same on every
+// member by construction (no agreement on them; what fails on one member
+// alone fails every member at the end).
+const CreationMode& ulfm_survivors_mode();
 
 // Runs a creation: local checks (request.error first) -> one agreement
 // over the parent -> host discovery where asked -> build. Collective over

@@ -275,7 +275,7 @@ Mesh Mesh::shrink(std::optional<std::string_view> dim) const {
   // and fails the creation everywhere.
   detail::CreationRequest r = request(detail::CreationKind::ranks, survivors, {1}, {"survivors"}, state_->options());
   r.owns_parent = true;
-  r.agreed = true;
+  r.mode = &detail::ulfm_survivors_mode();
   r.ranks = {0};
   std::vector<index_t> kept;
   try {
