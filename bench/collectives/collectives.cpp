@@ -89,8 +89,12 @@ int main(int argc, char** argv) {
       for (const auto& [op, op_name] : ops) {
         auto call = [&, op = op](devmesh::Communicator& c) {
           switch (op) {
-            case Op::allreduce: c.allreduce(send.data(), recv.data(), n, DataType::float64, ReduceOp::sum); break;
-            case Op::allgather: c.allgather(send.data(), recv.data(), n, DataType::float64); break;
+            case Op::allreduce:
+              c.allreduce(send.data(), recv.data(), n, DataType::float64, ReduceOp::sum);
+              break;
+            case Op::allgather:
+              c.allgather(send.data(), recv.data(), n, DataType::float64);
+              break;
             case Op::reduce_scatter:
               c.reduce_scatter(send.data(), recv.data(), n, DataType::float64, ReduceOp::sum);
               break;
@@ -110,7 +114,9 @@ int main(int argc, char** argv) {
             case Op::allreduce:
               devmesh_allreduce(c_all, "all", send.data(), recv.data(), n, f64, DEVMESH_SUM, nullptr);
               break;
-            case Op::allgather: devmesh_allgather(c_all, "all", send.data(), recv.data(), n, f64, nullptr); break;
+            case Op::allgather:
+              devmesh_allgather(c_all, "all", send.data(), recv.data(), n, f64, nullptr);
+              break;
             case Op::reduce_scatter:
               devmesh_reduce_scatter(c_all, "all", send.data(), recv.data(), n, f64, DEVMESH_SUM, nullptr);
               break;
@@ -151,10 +157,14 @@ int main(int argc, char** argv) {
         const char* method_names[methods] = {"devmesh", "lookup", "capi", "mpi"};
         auto run = [&](int m) {
           switch (m) {
-            case 0: return timed(through_devmesh);
-            case 1: return timed(through_lookup);
-            case 2: return timed(through_c);
-            default: return timed(through_mpi);
+            case 0:
+              return timed(through_devmesh);
+            case 1:
+              return timed(through_lookup);
+            case 2:
+              return timed(through_c);
+            default:
+              return timed(through_mpi);
           }
         };
         std::vector<double> t[methods];
