@@ -68,6 +68,7 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -203,6 +204,7 @@ struct DimBackend {
 namespace detail {
 class MeshState;
 struct MeshAccess;  // lib/runtime/mesh_state.hpp
+struct Resolved;    // lib/runtime/mesh_state.hpp
 }  // namespace detail
 
 // The caller's neighbours along a dim (Mesh::neighbors): local ranks in the
@@ -417,12 +419,15 @@ class DEVMESH_API Mesh {
 
  private:
   friend struct detail::MeshAccess;
-  Mesh(View view, std::shared_ptr<detail::MeshState> state) : view_(std::move(view)), state_(std::move(state)) {}
+  Mesh(View view, std::shared_ptr<detail::MeshState> state);
   const detail::MeshState& state() const;
   std::size_t dim_of(std::string_view dim) const;
 
   std::optional<View> view_;
   std::shared_ptr<detail::MeshState> state_;
+  // communicator(dim)'s last answer per dim of the view (null: none yet),
+  // shared by copies; given again while the state says it still holds.
+  std::shared_ptr<std::atomic<const detail::Resolved*>[]> resolved_;
 };
 
 }  // namespace devmesh

@@ -62,6 +62,10 @@ Mesh Mesh::create_from_group(MPI_Group group, std::string_view tag, std::vector<
 
 // --- views -------------------------------------------------------------------
 
+Mesh::Mesh(View view, std::shared_ptr<detail::MeshState> state) : view_(std::move(view)), state_(std::move(state)) {
+  if (state_) resolved_.reset(new std::atomic<const detail::Resolved*>[view_->ndim()]());
+}
+
 const detail::MeshState& Mesh::state() const {
   if (!state_) throw Error(Status::not_member, "the caller is not a member of this mesh (null mesh)");
   return *state_;
@@ -191,9 +195,14 @@ MPI_Comm Mesh::comm(std::string_view dim) const {
   return state_->comm(d.layout, d.name);
 }
 
+// The answer recorded for the dim, while current; else the state's, recorded.
 Communicator& Mesh::communicator(std::string_view dim) const {
-  const Dim& d = view().dims()[dim_of(dim)];
-  return state_->communicator(d.layout, d.name, state_->backend_of(d));
+  const std::size_t i = dim_of(dim);
+  std::atomic<const detail::Resolved*>& slot = resolved_[i];
+  if (const detail::Resolved* r = slot.load(std::memory_order_acquire); r && state_->current(*r)) return *r->comm;
+  const detail::Resolved& r = state_->communicator(view_->dims()[i]);
+  slot.store(&r, std::memory_order_release);
+  return *r.comm;
 }
 
 std::string_view Mesh::backend(std::string_view dim) const {

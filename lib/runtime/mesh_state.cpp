@@ -29,7 +29,10 @@ namespace {
 // release(), which sets `releasing` first.
 int watch_deleted(MPI_Comm, int, void* value, void*) {
   auto* watch = static_cast<MeshState::Watch*>(value);
-  if (!watch->releasing.load()) watch->freed_by_program = true;
+  if (watch->releasing.load()) return MPI_SUCCESS;
+  watch->freed_by_program = true;
+  // After the flag: an answer recorded at the new epoch saw the flag.
+  if (watch->epoch) watch->epoch->fetch_add(1);
   return MPI_SUCCESS;
 }
 
@@ -201,6 +204,7 @@ void MeshState::release() noexcept {
   Lock lock(mutex_);
   if (released_) return;
   released_ = true;
+  epoch_.fetch_add(1);  // before any communicator goes
   if (fault_) fault_->clear();
   const bool alive = mpi_alive();
   for (auto& [key, h] : handouts_) {
@@ -254,6 +258,10 @@ void MeshState::inherit_errhandler(MPI_Comm parent) {
 
 BackendSpec MeshState::backend_of(const Dim& dim) {
   Lock lock(mutex_);
+  return backend_of(lock, dim);
+}
+
+BackendSpec MeshState::backend_of(const Lock&, const Dim& dim) const {
   if (auto it = chosen_.find({dim.name, key_of(dim.layout)}); it != chosen_.end()) return it->second;
   return detail::backend_of(options_, dim.name);
 }
@@ -289,8 +297,11 @@ void MeshState::choose_backends(const View& view, const std::vector<std::pair<Di
                       ": a dim keeps the backend it was first made with (a root dim's comes from the mesh's "
                       "options)");
   }
+  bool changed = false;
   for (const auto& [dim, spec] : chosen)
-    if (!spec.name.empty()) chosen_.emplace(std::make_pair(dim.name, key_of(dim.layout)), spec);
+    if (!spec.name.empty()) changed |= chosen_.emplace(std::make_pair(dim.name, key_of(dim.layout)), spec).second;
+  // A view that asked for such a dim before got its default backend's.
+  if (changed) epoch_.fetch_add(1);
 }
 
 void MeshState::add_backend(const BackendSpec& spec, std::unique_ptr<BackendInstance> instance) {
@@ -412,6 +423,7 @@ MeshState::Handout& MeshState::hand_out(const Lock&, std::vector<index_t> key, M
     throw Error(Status::backend, "internal: a communicator was made twice for one layout");
   }
   Handout& h = at->second;
+  h.watch.epoch = &epoch_;
   const auto fail = [&] {
     h.watch.releasing = true;
     MPI_Comm_free(&comm);
@@ -548,9 +560,15 @@ MPI_Comm MeshState::comm(const Layout& layout, std::string_view dim) {
   return watching([&] { return entry(lock, layout, dim).comm; });
 }
 
-Communicator& MeshState::communicator(const Layout& layout, std::string_view dim, const BackendSpec& backend) {
+const Resolved& MeshState::communicator(const Dim& dim) {
   Lock lock(mutex_);
-  return watching([&]() -> Communicator& { return communicator(lock, layout, dim, backend, false); });
+  // Read first: a program's free moves the epoch on after marking its
+  // communicator, which the lookup below then sees.
+  const std::uint64_t epoch = epoch_.load(std::memory_order_acquire);
+  const BackendSpec spec = backend_of(lock, dim);
+  Communicator& comm =
+      watching([&]() -> Communicator& { return communicator(lock, dim.layout, dim.name, spec, false); });
+  return resolved_.try_emplace({&comm, epoch}, Resolved{&comm, epoch}).first->second;
 }
 
 // all_root_members: every root member makes this call together.
@@ -719,8 +737,7 @@ void MeshState::create_comms(const Lock& lock, const View& v, CommPath path) {
   // built-in MPI backend's is local (a wrapper of the communicator), made
   // when first used as after comm(dim).
   for (const Dim& d : v.dims()) {
-    auto it = chosen_.find({d.name, key_of(d.layout)});
-    const BackendSpec spec = it != chosen_.end() ? it->second : detail::backend_of(options_, d.name);
+    const BackendSpec spec = backend_of(lock, d);
     if (spec.name == "mpi") continue;
     communicator(lock, d.layout, d.name, spec, true);
   }

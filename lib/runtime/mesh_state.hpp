@@ -8,6 +8,7 @@
 #include <mpi.h>
 
 #include <atomic>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -34,6 +35,13 @@ struct RootHosts {
   int host(index_t x) const noexcept {
     return local_size > 0 ? static_cast<int>(x / local_size) : host_of[static_cast<std::size_t>(x)];
   }
+};
+
+// A view's answer to communicator(dim), kept by the view (Mesh::resolved_)
+// and given again while MeshState::current() holds for it.
+struct Resolved {
+  Communicator* comm = nullptr;
+  std::uint64_t epoch = 0;  // the state's epoch when it was the answer
 };
 
 class MeshState : public std::enable_shared_from_this<MeshState> {
@@ -101,8 +109,16 @@ class MeshState : public std::enable_shared_from_this<MeshState> {
   // The MPI communicator of a layout over the caller's group, made the
   // first time; dim names it (the dim asking).
   MPI_Comm comm(const Layout& layout, std::string_view dim);
-  // The communicator of a backend for a layout.
-  Communicator& communicator(const Layout& layout, std::string_view dim, const BackendSpec& backend);
+  // The communicator of a dim of a view of this root in the dim's backend
+  // (backend_of), as a record that lives as long as the state.
+  const Resolved& communicator(const Dim& dim);
+  // Whether a record communicator(dim) gave is still what that call would
+  // give (every change of answer, or failure, moves the epoch on, but a
+  // revoke, which the fault state tells). Not collective; any thread; lock
+  // free without fault_tolerance.
+  bool current(const Resolved& r) const noexcept {
+    return r.epoch == epoch_.load(std::memory_order_acquire) && !(fault_ && fault_->revoked());
+  }
   // The communicators of every dim of a view at once, by one path.
   void create_comms(const View& view, CommPath path);
   // The Cartesian communicator of a view, one period flag per dim (empty:
@@ -155,6 +171,7 @@ class MeshState : public std::enable_shared_from_this<MeshState> {
   struct Watch {
     std::atomic<bool> freed_by_program{false};
     std::atomic<bool> releasing{false};
+    std::atomic<std::uint64_t>* epoch = nullptr;  // the state's, moved on when the program frees it
   };
   // What an attribute on the parent tells: whether the program freed it,
   // and the roots that make their root communicator from it first.
@@ -188,6 +205,7 @@ class MeshState : public std::enable_shared_from_this<MeshState> {
   // (PROC_FAILED, REVOKED) revokes the mesh before it reaches the caller.
   template <class F>
   decltype(auto) watching(F&& f);
+  BackendSpec backend_of(const Lock&, const Dim& dim) const;
   // The root communicator of a fault-tolerant mesh, or throws unsupported.
   MPI_Comm fault_root(const char* what) const;
 
@@ -247,6 +265,13 @@ class MeshState : public std::enable_shared_from_this<MeshState> {
   std::shared_ptr<const RootHosts> hosts_;
   bool released_ = false;
   std::unique_ptr<Fault> fault_;  // with options.fault_tolerance
+  // Moves on whenever a communicator(dim) answer given before may no longer
+  // be the answer: at release, when a backend is chosen for a dim, when the
+  // program frees a communicator handed out.
+  std::atomic<std::uint64_t> epoch_{0};
+  // The records communicator(dim) gave, by communicator and epoch; kept
+  // past release (views may still hold them; they are not current then).
+  std::map<std::pair<const Communicator*, std::uint64_t>, Resolved> resolved_;
   // The parent devmesh made for this root (take_parent), and a shrink's
   // old root index of each root index (take_shrink). Set before the mesh
   // is handed out.

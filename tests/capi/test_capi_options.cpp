@@ -302,6 +302,27 @@ BOOST_AUTO_TEST_CASE(flattened_and_unflattened_dims_get_their_backend_where_made
   for (devmesh_t* h : {&split, &again, &flat, &m}) devmesh_destroy(h);
 }
 
+// A backend given to a dim after a view used the dim's default backend
+// (devmesh_flatten_ex of the same name and layout) answers that view's
+// next call too, as the later views'.
+BOOST_AUTO_TEST_CASE(a_backend_chosen_later_answers_an_earlier_view) {
+  const int n = world_size();
+  int shape[2] = {0, 1};
+  const char* names[2] = {"dp", "tp"};
+  devmesh_t m = nullptr, early = nullptr, late = nullptr;
+  BOOST_TEST_REQUIRE(devmesh_create(MPI_COMM_WORLD, 2, shape, names, &m) == DEVMESH_SUCCESS);
+  BOOST_TEST_REQUIRE(devmesh_flatten(m, "later", &early) == DEVMESH_SUCCESS, devmesh_last_error());
+  BOOST_TEST(allreduce_one(early, "later") == n);
+  devmesh_config_t cfg = DEVMESH_CONFIG_INITIALIZER;
+  cfg.backend = "example";
+  cfg.backend_options = "scale=3";
+  BOOST_TEST_REQUIRE(devmesh_flatten_ex(m, "later", &cfg, &late) == DEVMESH_SUCCESS, devmesh_last_error());
+  BOOST_TEST(allreduce_one(late, "later") == 3 * n);
+  BOOST_TEST(backend_of(early, "later") == "example");
+  BOOST_TEST(allreduce_one(early, "later") == 3 * n);
+  for (devmesh_t* h : {&late, &early, &m}) devmesh_destroy(h);
+}
+
 // One rank alone passes shape = NULL: every rank gets INCONSISTENT naming
 // only what differs (not the dim names, which are the same), and that rank
 // also learns its own reason.

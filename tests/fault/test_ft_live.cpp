@@ -340,6 +340,9 @@ BOOST_AUTO_TEST_CASE(thread_level_below_multiple_refuses_what_needs_a_thread) {
 
 BOOST_AUTO_TEST_CASE(a_revoke_reaches_every_member) {
   const Mesh m = hsdp();
+  // Both dims asked for once: a revoke fails the next ask all the same.
+  status_of([&] { m.communicator("shard"); });
+  status_of([&] { m.communicator("replicate"); });
   if (world_rank() == 0) m.revoke();
   // Every member's operations fail with REVOKED soon, whether or not it
   // shares a dim with rank 0; creation-time communicators included.
@@ -348,6 +351,10 @@ BOOST_AUTO_TEST_CASE(a_revoke_reaches_every_member) {
   std::string message;
   BOOST_TEST(status_of([&] { m.comm("shard"); }, &message) == Status::revoked);
   BOOST_TEST(message.find("revoked") != std::string::npos, message);
+  for (const char* dim : {"shard", "replicate"}) {
+    BOOST_TEST(status_of([&] { m.communicator(dim); }, &message) == Status::revoked);
+    BOOST_TEST(message.find("an operation of the mesh") != std::string::npos, message);
+  }
   // Views of the root too.
   BOOST_TEST(status_of([&] { m.flatten().comm(); }) == Status::revoked);
   // The survivors (everyone) carry on in a new mesh.

@@ -181,6 +181,9 @@ BOOST_AUTO_TEST_CASE(a_communicator_freed_by_the_program_is_reported) {
     MPI_Comm dp = mesh.comm("dp");
     MPI_Comm tp = mesh.comm("tp");
     MPI_Comm cart = mesh.cart_comm();
+    // A view that asked for dp's backend communicator before.
+    const Mesh dp_view = mesh["dp"];
+    dp_view.communicator();
     const int count = mesh.comm_count();
     MPI_Comm_free(&dp);
     std::string message;
@@ -189,6 +192,8 @@ BOOST_AUTO_TEST_CASE(a_communicator_freed_by_the_program_is_reported) {
     // Every view with that layout, and its backend communicator, says so too.
     BOOST_TEST((status_of([&] { mesh["dp"].flatten("data").comm(); }) == Status::invalid_argument));
     BOOST_TEST((status_of([&] { mesh.communicator("dp"); }) == Status::invalid_argument));
+    BOOST_TEST((status_of([&] { dp_view.communicator(); }, &message) == Status::invalid_argument));
+    BOOST_TEST(message.find("'devmesh:dp' was freed by the program (MPI_Comm_free)") != std::string::npos, message);
     // The other communicators are untouched and still work (with one rank,
     // dp and tp are one layout, and so one communicator).
     if (n > 1) {

@@ -123,6 +123,38 @@ BOOST_AUTO_TEST_CASE(views_reuse_communicators) {
   (void)n;
 }
 
+// communicator(dim) gives one object per layout and backend: the same from
+// every view with that dim, from copies and call after call; a view
+// assigned over another answers for its new dims.
+BOOST_AUTO_TEST_CASE(views_share_backend_communicators) {
+  Mesh m = Mesh::create(MPI_COMM_WORLD, {0, 0, 0}, {"dp", "cp", "tp"});
+  Communicator& tp = m.communicator("tp");
+  BOOST_TEST(&m.communicator("tp") == &tp);
+  const Mesh sub = m[{"cp", "tp"}];
+  BOOST_TEST(&sub.communicator("tp") == &tp);
+  BOOST_TEST(&sub.root().communicator("tp") == &tp);
+  BOOST_TEST(&m["tp"].communicator() == &tp);
+  const Mesh copy = sub;
+  BOOST_TEST(&copy.communicator("tp") == &tp);
+  Communicator& dpcp = m[{"dp", "cp"}].flatten().communicator();
+  Communicator& again = m[{"dp", "cp"}].flatten().communicator("dp_cp");
+  BOOST_TEST(&again == &dpcp);
+  BOOST_TEST(&m.root()[std::string_view("dp_cp")].communicator() == &dpcp);
+  // Another root's dim first, then this root's view assigned over it.
+  Mesh other = Mesh::create(MPI_COMM_WORLD, {0}, {"x"});
+  Communicator& x = other.communicator("x");
+  BOOST_TEST(&other.communicator() == &x);
+  other = sub;
+  BOOST_TEST(&other.communicator("tp") == &tp);
+  BOOST_TEST(&other.communicator("cp") == &m.communicator("cp"));
+  BOOST_TEST(status_of([&] { other.communicator("x"); }) == Status::unknown_dim);
+  BOOST_TEST(status_of([&] { other.communicator(); }) == Status::invalid_argument);
+  BOOST_TEST(status_of([] { Mesh().communicator("tp"); }) == Status::not_member);
+  int one = 1, sum = 0;
+  other.communicator("tp").allreduce(&one, &sum, 1, DataType::int32, ReduceOp::sum);
+  BOOST_TEST(sum == m.size("tp"));
+}
+
 BOOST_AUTO_TEST_CASE(concatenated_views_are_meshes) {
   Mesh m = Mesh::create(MPI_COMM_WORLD, {0, 0, 0}, {"dp", "cp", "tp"});
   const Mesh dpcp = m[{"dp", "cp"}].flatten();
