@@ -4,6 +4,7 @@
 #include <array>
 #include <atomic>
 #include <charconv>
+#include <type_traits>
 
 #include "agreement.hpp"
 #include "finalize.hpp"
@@ -191,7 +192,7 @@ MeshState::MeshState(const View& root, MPI_Group root_group, int index, int pare
       host_local_rank_(host_local_rank),
       tag_prefix_(tag_prefix_of(seq, digest)),
       options_(std::move(options)) {
-  if (options_.fault_tolerance) fault_ = std::make_unique<Fault>(options_.deadline);
+  failure_ = options_.fault_tolerance ? ulfm_policy(options_.deadline) : plain_policy();
   register_live(this);
 }
 
@@ -205,7 +206,7 @@ void MeshState::release() noexcept {
   if (released_) return;
   released_ = true;
   epoch_.fetch_add(1);  // before any communicator goes
-  if (fault_) fault_->clear();
+  failure_->clear();
   const bool alive = mpi_alive();
   for (auto& [key, h] : handouts_) {
     h.upgraded.clear();  // backend communicators go before their MPI group
@@ -233,25 +234,30 @@ void MeshState::release() noexcept {
 
 void MeshState::check_alive(const Lock&) const {
   if (released_) throw Error(Status::invalid_argument, "the mesh was released by MPI_Finalize");
-  if (fault_ && fault_->revoked()) [[unlikely]]
-    fault_->fail("an operation of the mesh");
+  failure_->check("an operation of the mesh");
 }
 
 template <class F>
 decltype(auto) MeshState::watching(F&& f) {
-  if (!fault_) return f();
-  try {
-    Fault::Wait wait(fault_.get(), "making a communicator");
-    return f();
-  } catch (const Error& e) {
-    fault_->saw(e);
-    throw fault_->local(e);
+  using R = decltype(f());
+  if constexpr (std::is_void_v<R>) {
+    failure_->run(f);
+  } else if constexpr (std::is_reference_v<R>) {
+    std::remove_reference_t<R>* out = nullptr;
+    auto call = [&] { out = &f(); };
+    failure_->run(call);
+    return *out;
+  } else {
+    R out{};
+    auto call = [&] { out = f(); };
+    failure_->run(call);
+    return out;
   }
 }
 
 void MeshState::inherit_errhandler(MPI_Comm parent) {
   // A fault-tolerant mesh's communicators return errors (see mesh.hpp).
-  if (options_.comm_errors != CommErrors::inherit || fault_) return;
+  if (options_.comm_errors != CommErrors::inherit || failure_->returns_errors()) return;
   Lock lock(mutex_);
   DEVMESH_MPI(MPI_Comm_get_errhandler(parent, &errhandler_));
 }
@@ -313,7 +319,7 @@ void MeshState::take_root_comm(MPI_Comm comm) {
   Lock lock(mutex_);
   root_comm_ = comm;
   ++created_;
-  if (fault_) fault_->set_root(root_comm_);
+  failure_->made(root_comm_, true);
   DEVMESH_MPI(MPI_Comm_set_name(root_comm_, "devmesh:root"));
 }
 
@@ -450,7 +456,7 @@ MeshState::Handout& MeshState::hand_out(const Lock&, std::vector<index_t> key, M
     fail();
     throw_mpi_error(rc, call);
   }
-  if (fault_) fault_->add(comm);
+  failure_->made(comm, false);
   h.comm = comm;
   h.name = std::move(name);
   ++created_;
@@ -514,7 +520,7 @@ MPI_Comm MeshState::make_comm(const Lock& lock, std::span<const int> members, co
   // group, MPI_Comm_create_group, goes on waiting for a member that left
   // it). It is MPI_Comm_split without the split's allgather of every
   // member's colour and key, which the members' groups make needless.
-  if (fault_) {
+  if (failure_->dims_over_root()) {
     MPI_Comm c = mpi::comm_create_over(root_group_, members, root_comm(lock));
     return_errors(c);
     return c;
@@ -546,7 +552,7 @@ MPI_Comm MeshState::root_comm(const Lock& lock) {
   }
   root_comm_ = c;
   ++created_;
-  if (fault_) fault_->set_root(root_comm_);
+  failure_->made(root_comm_, true);
   return root_comm_;
 }
 
@@ -595,7 +601,7 @@ Communicator& MeshState::communicator(const Lock& lock, const Layout& layout, st
   group.deadline = options_.deadline;
   std::unique_ptr<Communicator> comm;
   try {
-    comm = b->second->create(group, fault_.get());
+    comm = b->second->create(group, failure_->fault());
   } catch (const Error& e) {
     h.failed.emplace(key, e);
     throw;

@@ -20,7 +20,7 @@
 
 #include "devmesh/hosts.hpp"
 #include "devmesh/mesh.hpp"
-#include "fault.hpp"
+#include "failure_policy.hpp"
 #include "plugins.hpp"
 
 namespace devmesh::detail {
@@ -117,7 +117,7 @@ class MeshState : public std::enable_shared_from_this<MeshState> {
   // revoke, which the fault state tells). Not collective; any thread; lock
   // free without fault_tolerance.
   bool current(const Resolved& r) const noexcept {
-    return r.epoch == epoch_.load(std::memory_order_acquire) && !(fault_ && fault_->revoked());
+    return r.epoch == epoch_.load(std::memory_order_acquire) && !failure_->revoked();
   }
   // The communicators of every dim of a view at once, by one path.
   void create_comms(const View& view, CommPath path);
@@ -141,7 +141,7 @@ class MeshState : public std::enable_shared_from_this<MeshState> {
 
   // --- fault tolerance (options.fault_tolerance; see mesh.hpp) -------------
   // The mesh's fault state, or null without fault_tolerance.
-  Fault* fault() const noexcept { return fault_.get(); }
+  Fault* fault() const noexcept { return failure_->fault(); }
   // Revokes the mesh (not collective; any thread). Unsupported without
   // fault_tolerance.
   void revoke();
@@ -206,6 +206,8 @@ class MeshState : public std::enable_shared_from_this<MeshState> {
   template <class F>
   decltype(auto) watching(F&& f);
   BackendSpec backend_of(const Lock&, const Dim& dim) const;
+  // The fault state of a fault-tolerant mesh, or throws unsupported.
+  Fault& fault_of(const char* what) const;
   // The root communicator of a fault-tolerant mesh, or throws unsupported.
   MPI_Comm fault_root(const char* what) const;
 
@@ -264,7 +266,7 @@ class MeshState : public std::enable_shared_from_this<MeshState> {
   int created_ = 0;
   std::shared_ptr<const RootHosts> hosts_;
   bool released_ = false;
-  std::unique_ptr<Fault> fault_;  // with options.fault_tolerance
+  std::unique_ptr<FailurePolicy> failure_;  // ULFM's with options.fault_tolerance, else the plain one
   // Moves on whenever a communicator(dim) answer given before may no longer
   // be the answer: at release, when a backend is chosen for a dim, when the
   // program frees a communicator handed out.

@@ -4,9 +4,9 @@
 // wait in an operation of the mesh, holding it.
 #include <algorithm>
 
-#include "mesh_state.hpp"
-#include "mpi_check.hpp"
-#include "mpi_features.hpp"
+#include "../mesh_state.hpp"
+#include "../mpi_check.hpp"
+#include "../mpi_features.hpp"
 
 namespace devmesh::detail {
 
@@ -37,22 +37,23 @@ std::vector<index_t> root_indices(MPI_Comm root_comm, MPI_Group group) {
 
 }  // namespace
 
+Fault& MeshState::fault_of(const char* what) const {
+  Fault* f = failure_->fault();
+  if (!f) not_fault_tolerant(what);
+  return *f;
+}
+
 MPI_Comm MeshState::fault_root(const char* what) const {
-  if (!fault_) not_fault_tolerant(what);
-  const MPI_Comm root = fault_->root();
+  const MPI_Comm root = fault_of(what).root();
   if (root == MPI_COMM_NULL) throw Error(Status::invalid_argument, std::string(what) + ": the mesh was released");
   return root;
 }
 
 void MeshState::revoke() {
-  if (!fault_) not_fault_tolerant("revoke");
-  fault_->revoke(Status::revoked, "revoked by the program on root index " + std::to_string(index_));
+  fault_of("revoke").revoke(Status::revoked, "revoked by the program on root index " + std::to_string(index_));
 }
 
-bool MeshState::is_revoked() {
-  if (!fault_) not_fault_tolerant("is_revoked");
-  return fault_->revoked();
-}
+bool MeshState::is_revoked() { return fault_of("is_revoked").revoked(); }
 
 std::vector<index_t> MeshState::failed_ranks() {
   const MPI_Comm root = fault_root("failed_ranks");
@@ -66,7 +67,7 @@ std::vector<index_t> MeshState::failed_ranks() {
     throw;
   }
   MPI_Group_free(&failed);
-  const std::vector<index_t> agreed = fault_->agreed();
+  const std::vector<index_t> agreed = failure_->fault()->agreed();
   std::vector<index_t> out;
   std::set_union(known.begin(), known.end(), agreed.begin(), agreed.end(), std::back_inserter(out));
   return out;
@@ -115,7 +116,7 @@ MPI_Comm MeshState::shrink_root(std::vector<index_t>& failed) {
       else
         failed.push_back(x);
     }
-    fault_->agreed(failed);
+    failure_->fault()->agreed(failed);
     return survivors;
   } catch (...) {
     if (survivors != MPI_COMM_NULL) MPI_Comm_free(&survivors);
