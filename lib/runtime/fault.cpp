@@ -204,4 +204,29 @@ void Fault::clear() noexcept {
   backends_.clear();
 }
 
+Error failure_meaning(Error e, MPI_Comm comm, Fault* fault, std::chrono::milliseconds patience) {
+  if (e.status() != Status::backend) return e;
+  const auto end = std::chrono::steady_clock::now() + patience;
+  for (;;) {
+    // MPI learns of a death or a revoke while it progresses.
+    int pending = 0;
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &pending, MPI_STATUS_IGNORE);
+    MPI_Group failed = MPI_GROUP_NULL;
+    int n = 0;
+    if (mpi::comm_get_failed(comm, &failed) == MPI_SUCCESS) {
+      MPI_Group_size(failed, &n);
+      MPI_Group_free(&failed);
+    }
+    if (n > 0)
+      return Error(Status::proc_failed,
+                   std::string(e.what()) + " (" + std::to_string(n) + " process(es) of the group failed, as MPI says)",
+                   e.mpi_code(), e.mpi_class());
+    if (mpi::comm_is_revoked(comm) || (fault && fault->revoked()))
+      return Error(Status::revoked, std::string(e.what()) + " (another member revoked the mesh)", e.mpi_code(),
+                   e.mpi_class());
+    if (std::chrono::steady_clock::now() >= end) return e;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
 }  // namespace devmesh::detail

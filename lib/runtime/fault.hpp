@@ -133,4 +133,12 @@ class Fault {
   std::thread watchdog_;
 };
 
+// What an error with status BACKEND of a fault-tolerant mesh means, the
+// one place that says it: PROC_FAILED while MPI knows a process of `comm`
+// to have failed, REVOKED once `comm` or the mesh (fault, when given) is
+// revoked, else e as it is. ULFM may learn of a death or a revoke some
+// milliseconds after the operation failed: MPI is asked again every 10 ms
+// for up to `patience`. An error of any other status is returned as it is.
+Error failure_meaning(Error e, MPI_Comm comm, Fault* fault, std::chrono::milliseconds patience);
+
 }  // namespace devmesh::detail

@@ -566,23 +566,7 @@ class PluginCommunicator final : public Communicator {
   // its connections), as MPI confirms; it may lag the backend by some
   // milliseconds, so it is asked for up to half a second.
   Error classify(Error e) const {
-    for (int i = 0; i < 50; ++i) {
-      // MPI learns of a death or a revoke while it progresses.
-      int pending = 0;
-      MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, group_, &pending, MPI_STATUS_IGNORE);
-      MPI_Group failed = MPI_GROUP_NULL;
-      int n = 0;
-      if (mpi::comm_get_failed(group_, &failed) == MPI_SUCCESS) {
-        MPI_Group_size(failed, &n);
-        MPI_Group_free(&failed);
-      }
-      if (n > 0)
-        return Error(Status::proc_failed, std::string(e.what()) + " (" + std::to_string(n) +
-                                              " member(s) of the group died, as MPI confirms)");
-      if (fault_->revoked()) return Error(Status::revoked, std::string(e.what()) + " (a member revoked the mesh)");
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return e;
+    return failure_meaning(std::move(e), group_, fault_, std::chrono::milliseconds(500));
   }
 
   const devmesh_backend_v1_t& t_;

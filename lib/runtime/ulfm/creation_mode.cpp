@@ -3,6 +3,7 @@
 // member or on none; a failure during creation fails it on every member
 // alike. Over the program's parent, and over a shrink's survivors.
 #include <algorithm>
+#include <chrono>
 #include <optional>
 #include <string>
 
@@ -62,22 +63,11 @@ void check_fault_tolerance(const Creation& c) {
   }
 }
 
-// An MPI failure of a fault-tolerant creation, as the program must see it:
-// while MPI knows a process of the parent to have failed, that death
-// (PROC_FAILED), whatever class MPI gave the error. Open MPI 5.0.11
-// answered MPI_ERR_OTHER to an MPI_Comm_create over survivors one of whom
-// had died unnoticed before a shrink (tests/multihost/host_dies.cpp): the
-// program must learn to shrink again.
+// An MPI failure of a fault-tolerant creation, as the program must see it
+// (failure_meaning): a death among the parent's processes tells the program
+// to shrink (again), whatever class MPI gave the error.
 Error as_death(const Creation& c, const Error& e) {
-  if (e.status() != Status::backend) return e;
-  MPI_Group failed = MPI_GROUP_NULL;
-  int n = 0;
-  if (mpi::comm_get_failed(c.parent, &failed) != MPI_SUCCESS) return e;
-  MPI_Group_size(failed, &n);
-  MPI_Group_free(&failed);
-  if (n == 0) return e;
-  return Error(Status::proc_failed, std::string(e.what()) + " (a process of the parent has failed)", e.mpi_code(),
-               e.mpi_class());
+  return failure_meaning(e, c.parent, nullptr, std::chrono::milliseconds(0));
 }
 
 // The new root's communicator over the parent (MPI_Comm_create), made on
@@ -162,12 +152,8 @@ void make_ft_dims(const Creation& c, MeshState& state, bool shrunk_root) {
     for (const Dim& d : c.view->dims()) state.comm(d.layout, d.name);
   } catch (const Error& e) {
     // A peer's revoke can end the creation this member waits in with
-    // another class than REVOKED (Open MPI 5.0.11 gave MPI_ERR_OTHER).
-    if (e.status() == Status::backend && mpi::comm_is_revoked(root))
-      failed = Error(Status::revoked, std::string(e.what()) + " (another member revoked the mesh)", e.mpi_code(),
-                     e.mpi_class());
-    else
-      failed = as_death(c, e);
+    // another class than REVOKED (docs/ERRORS.md).
+    failed = failure_meaning(e, c.parent, state.fault(), std::chrono::milliseconds(0));
     state.fault()->revoke(Status::revoked, std::string("mesh creation failed on this member: ") + failed->what());
   }
   constexpr int dims_made = 1, checks_passed = 2;
