@@ -13,6 +13,7 @@
 #include "hosts.hpp"
 #include "mesh_state.hpp"
 #include "mpi_check.hpp"
+#include "mpi_comms.hpp"
 #include "mpi_features.hpp"
 
 namespace devmesh::detail {

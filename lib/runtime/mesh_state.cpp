@@ -9,6 +9,7 @@
 #include "agreement.hpp"
 #include "finalize.hpp"
 #include "mpi_check.hpp"
+#include "mpi_comms.hpp"
 #include "mpi_features.hpp"
 
 namespace devmesh::detail {

@@ -32,27 +32,6 @@ inline constexpr bool has_comm_from_group = DEVMESH_HAVE_MPI_COMM_CREATE_FROM_GR
 // take the parent's path, as with an MPI that lacks the function.
 inline constexpr bool dims_from_group = has_comm_from_group && DEVMESH_MPI_IS_OPEN_MPI == 0;
 
-// A communicator over `members` (ranks of root_group, in rank order),
-// errors returned. Collective over those members. With dims_from_group:
-// MPI_Comm_create_from_group, `tag` telling concurrent creations apart;
-// `over` is not used. Without: MPI_Comm_create_group over `over`, a
-// communicator whose group holds every member (the parent or the root
-// communicator), with a tag derived from `tag`.
-MPI_Comm comm_from_members(MPI_Group root_group, std::span<const int> members, const std::string& tag, MPI_Comm over);
-
-// The same communicator by MPI_Comm_create over `over` (whose group is
-// root_group, in its order), each caller passing its own members; it has
-// `over`'s error handler. Collective over every rank of `over`: ULFM
-// interrupts it when one dies or `over` is revoked. The callers' member
-// lists must be disjoint or equal.
-MPI_Comm comm_create_over(MPI_Group root_group, std::span<const int> members, MPI_Comm over);
-
-// The communicator of a group that no communicator holds yet (MPI
-// Sessions), errors returned. Collective over the group's members, who all
-// pass the same tag. Without has_comm_from_group: Error(unsupported), no
-// communication.
-MPI_Comm comm_from_session_group(MPI_Group group, const std::string& tag);
-
 // --- fault tolerance (ULFM) ------------------------------------------------
 // Whether this MPI has the ULFM functions devmesh's fault_tolerance option
 // uses (MPIX_Comm_revoke, _is_revoked, _shrink, _agree, _get_failed): Open
