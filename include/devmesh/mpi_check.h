@@ -78,7 +78,10 @@
 /* DEVMESH_ALLOW_OTHER_MPI, defined before including devmesh's headers,
  * turns both checks off (the #error below and the link-time reference at
  * the end): for a test that must build such a program, or an MPI whose
- * mpi.h is none of these but whose ABI is devmesh's. */
+ * mpi.h is none of these but whose ABI is devmesh's.
+ * DEVMESH_MPI_CHECK_NO_LINK_REFERENCE turns the reference off alone:
+ * devmesh/backend_plugin.h defines it, since a plugin does not link
+ * libdevmesh and is checked at load instead. */
 #if defined(DEVMESH_MPI_FAMILY) && !defined(DEVMESH_ALLOW_OTHER_MPI)
 
 /* The family of the mpi.h included, as a number of mpi_family.h. 0:
@@ -132,7 +135,8 @@
  * kept by the linker under --gc-sections where the compiler knows retain.
  * GCC and Clang only (the attributes). libdevmesh's own sources refer to
  * it like any program, and lib/capi/built_for.cpp defines it. */
-#if !defined(DEVMESH_ALLOW_OTHER_MPI) && (defined(__GNUC__) || defined(__clang__))
+#if !defined(DEVMESH_ALLOW_OTHER_MPI) && !defined(DEVMESH_MPI_CHECK_NO_LINK_REFERENCE) && \
+    (defined(__GNUC__) || defined(__clang__))
 #if defined(__has_attribute)
 #if __has_attribute(retain)
 #define DEVMESH_MPI_LINK_RETAIN __attribute__((retain))
