@@ -101,6 +101,13 @@
 #include <mpi.h>
 #include <stddef.h>
 
+/* A plugin compiled against another MPI than the core's is refused at load
+ * (mpi_family, below), with a message; it needs no link-time reference to
+ * libdevmesh (devmesh/mpi_check.h), which it does not link: a core that
+ * was itself loaded with RTLD_LOCAL could not satisfy one. */
+#ifndef DEVMESH_MPI_CHECK_NO_LINK_REFERENCE
+#define DEVMESH_MPI_CHECK_NO_LINK_REFERENCE
+#endif
 #include "devmesh/devmesh.h"
 
 #ifdef __cplusplus

@@ -2,13 +2,16 @@
 # The uninstalled pkg-config files (BUILD/meson-uninstalled) work for
 # in-tree consumers: every include directory they name exists, and the
 # Fortran consumer compiles against them without a warning (gfortran warns
-# about a missing include directory).
+# about a missing include directory), with the Fortran wrapper of devmesh's
+# MPI: the .pc files name no MPI directory, so the wrapper's modules are the
+# ones the program sees (the unsuffixed mpifort may be another MPI's).
 #
-# Usage: check_uninstalled_pc.sh BUILD_DIR SOURCE_DIR FORTRAN_BUILT(true|false)
+# Usage: check_uninstalled_pc.sh BUILD_DIR SOURCE_DIR FORTRAN_BUILT(true|false) [MPIFORT]
 set -euo pipefail
 build=$(cd "$1" && pwd)
 src=$(cd "$2" && pwd)
 fortran=$3
+mpifort=${4:-mpifort}
 fail() { echo "FAIL: $*" >&2; exit 1; }
 export PKG_CONFIG_PATH=$build/meson-uninstalled
 packages=(devmesh)
@@ -25,7 +28,7 @@ if [ "$fortran" = true ]; then
   tmp=$(mktemp -d "${TMPDIR:-/tmp}/devmesh-uninstalled.XXXXXX")
   trap 'rm -rf "$tmp"' EXIT
   # shellcheck disable=SC2046
-  (cd "$tmp" && mpifort -fsyntax-only "$src/tests/install/consumer/app.f90" $(pkg-config --cflags devmesh-fortran)) \
+  (cd "$tmp" && "$mpifort" -fsyntax-only "$src/tests/install/consumer/app.f90" $(pkg-config --cflags devmesh-fortran)) \
     2>"$tmp/stderr" || { cat "$tmp/stderr"; fail "the Fortran consumer does not compile"; }
   [ ! -s "$tmp/stderr" ] || { cat "$tmp/stderr"; fail "gfortran warns with devmesh-fortran-uninstalled.pc"; }
 fi

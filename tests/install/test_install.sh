@@ -18,7 +18,11 @@
 #     installs them with CMAKE_INSTALL_RPATH_USE_LINK_PATH as the README
 #     says: the installed programs run without LD_LIBRARY_PATH too;
 #   * checks that every program loads the same MPI library as libdevmesh,
-#     runs each on 4 ranks and checks what they print.
+#     runs each on 4 ranks and checks what they print;
+#   * with another MPI's wrappers (mpicc.openmpi for a build with MPICH, and
+#     so on) and the same pkg-config line, the C and C++ programs do not
+#     build: one #error names both MPIs (devmesh/mpi_check.h); nor does the
+#     Fortran one (use mpi_f08: gfortran's mismatch of the mpi_f08 types).
 # The pkg-config files are relocated by rewriting their prefix= line (they
 # use ${prefix}); the CMake package finds its prefix by itself.
 #
@@ -181,6 +185,77 @@ if [ "$fortran" = true ]; then
   echo "$out"
   grep -q "fortran consumer: tp group of rank 0 has 2 ranks: ok" <<<"$out" || fail "Fortran program output"
 fi
+
+step "another MPI's wrappers with devmesh.pc: refused at compile time"
+# devmesh.pc hands out no MPI include directory: a wrapper puts its own -I
+# after the program's, so one there would give another MPI's wrapper
+# devmesh's mpi.h, and the program would link both MPIs.
+for flag in $(pc --cflags devmesh) $(if [ "$fortran" = true ]; then pc --cflags devmesh-fortran; fi); do
+  case "$flag" in -I*) [ ! -e "${flag#-I}/mpi.h" ] || fail "pkg-config --cflags names ${flag#-I}, which holds an mpi.h" ;; esac
+done
+# The wrappers of every other MPI at hand: the Debian MPIs of the other
+# family, and beside a wheel's wrapper the same wheel's other interface
+# (mpicc_abi beside MPICH 5's mpicc, and the reverse).
+family=$(pc --variable=mpi devmesh)
+case $family in
+  mpich) built="devmesh was built with MPICH" others=(/usr/bin/mpicc.openmpi "$(dirname "$mpicc")/mpicc_abi") ;;
+  openmpi) built="devmesh was built with Open MPI" others=(/usr/bin/mpicc.mpich) ;;
+  abi) built="devmesh was built for the MPI standard ABI"
+    others=(/usr/bin/mpicc.mpich /usr/bin/mpicc.openmpi "$(dirname "$mpicc")/mpicc") ;;
+  *) fail "devmesh.pc names MPI '$family'" ;;
+esac
+# refused WRAPPER SOURCE FLAGS...: no program, and exactly one error, the
+# #error of mpi_check.h naming devmesh's MPI and the one of the wrapper.
+refused() {
+  local wrapper=$1 source=$2 errors
+  shift 2
+  rm -f wrong_mpi_app
+  if "$wrapper" -o wrong_mpi_app "$source" "$@" >wrong_mpi.log 2>&1; then
+    fail "$wrapper $(basename "$source") with devmesh.pc builds (devmesh: $family)"
+  fi
+  [ ! -e wrong_mpi_app ] || fail "$wrapper left a program behind"
+  errors=$(grep -E '(error|fatal error):' wrong_mpi.log || true)
+  if [ "$(grep -c . <<<"$errors")" != 1 ] || ! grep -q 'devmesh/mpi_check.h:.*#error' <<<"$errors"; then
+    cat wrong_mpi.log
+    fail "$wrapper: not mpi_check.h's one #error"
+  fi
+  grep -qF "$built" <<<"$errors" || fail "$wrapper: the error does not name devmesh's MPI: $errors"
+  grep -qE "$other_re" <<<"$errors" || fail "$wrapper: the error does not name the wrapper's MPI: $errors"
+  echo "$wrapper $(basename "$source"): ${errors#*error: }"
+}
+tried=0
+for other in "${others[@]}"; do
+  [ -x "$other" ] && [ "$(readlink -f "$other")" != "$(readlink -f "$mpicc")" ] || continue
+  case "$other" in
+    *.openmpi) other_re="Open MPI's" ;;
+    *.mpich) other_re="MPICH's" ;;
+    *_abi) other_re="standard ABI" ;;
+    *) other_re="MPICH's|Open MPI's" ;;
+  esac
+  # shellcheck disable=SC2046
+  refused "$other" "$src/tests/install/consumer/app.c" $(pc --cflags --libs devmesh)
+  other_cxx=$(dirname "$other")/$(basename "$other" | sed 's/^mpicc/mpicxx/')
+  if [ -x "$other_cxx" ]; then
+    # shellcheck disable=SC2046
+    refused "$other_cxx" "$src/tests/install/consumer/app.cpp" $(pc --variable=cxxflags devmesh) \
+      $(pc --cflags --libs devmesh)
+  fi
+  # Fortran (use mpi_f08): gfortran itself refuses the other MPI's mpi_f08
+  # types beside those devmesh.mod holds.
+  other_fort=$(dirname "$other")/$(basename "$other" | sed 's/^mpicc/mpifort/')
+  if [ "$fortran" = true ] && [ -x "$other_fort" ]; then
+    rm -f wrong_mpi_app
+    # shellcheck disable=SC2046
+    if "$other_fort" -o wrong_mpi_app "$src/tests/install/consumer/app.f90" \
+        $(pc --cflags --libs devmesh-fortran) >wrong_mpi.log 2>&1; then
+      fail "$other_fort app.f90 with devmesh-fortran.pc builds (devmesh: $family)"
+    fi
+    grep -q "Mismatch in components of derived type" wrong_mpi.log || { cat wrong_mpi.log; fail "$other_fort: another error"; }
+    echo "$other_fort app.f90: $(grep -m1 'Error:' wrong_mpi.log)"
+  fi
+  tried=$((tried + 1))
+done
+[ "$tried" -gt 0 ] || echo "no other MPI's wrapper here: the refusal is not exercised"
 
 step "the core library links no CUDA or NCCL"
 if ldd "$slib/libdevmesh.so" | grep -Ei "cuda|nccl"; then fail "libdevmesh.so links CUDA or NCCL"; fi
