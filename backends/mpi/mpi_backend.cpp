@@ -8,7 +8,6 @@
 #include "common/plugin_support.hpp"
 #include "runtime/mpi_check.hpp"
 #include "runtime/mpi_features.hpp"
-#include "runtime/plugins.hpp"
 
 namespace devmesh::backends {
 
@@ -429,10 +428,6 @@ constexpr devmesh_backend_v3_t table = {
 
 }  // namespace
 
+const devmesh_backend_v1_t& mpi_table() { return table.v2.v1; }
+
 }  // namespace devmesh::backends
-
-namespace devmesh::detail {
-
-const devmesh_backend_v1_t& mpi_backend() { return backends::table.v2.v1; }
-
-}  // namespace devmesh::detail

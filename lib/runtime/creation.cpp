@@ -164,7 +164,7 @@ void check_fault_tolerance(const Creation& c) {
   // communicators from its own thread (REVOKE_ANY_THREAD; Fault::add).
   for (const auto& [spec, instance] : c.backends) {
     if (!instance) continue;
-    const std::uint64_t caps = capabilities(instance->table());
+    const std::uint64_t caps = instance->table().capabilities;
     if (caps & DEVMESH_BACKEND_CAP_REVOKE_SPREADS) continue;
     if (!(caps & DEVMESH_BACKEND_CAP_REVOKE_ANY_THREAD))
       throw Error(Status::unsupported,
@@ -240,7 +240,7 @@ std::array<Field, 9> fields_of(Creation& c) {
   // without those it takes per rank (NCCL's device); where a backend did
   // not load, its options as given (see agreed_options).
   for (const BackendSpec& spec : named_backends(c)) {
-    const devmesh_backend_v1_t* table = nullptr;
+    const PluginTable* table = nullptr;
     for (const auto& [loaded, instance] : c.backends)
       if (instance && loaded.key() == spec.key()) table = &instance->table();
     op.add(agreed_options(spec, table));
@@ -480,7 +480,7 @@ Mesh build(Creation& c) {
   // (DEVMESH_BACKEND_CAP_HOST_LOCAL_RANK); only then are hosts discovered
   // (DEVMESH_HOST_ID honoured, see hosts.hpp). Others are given -1.
   const bool by_host = std::any_of(c.backends.begin(), c.backends.end(), [](const auto& b) {
-    return (capabilities(b.second->table()) & DEVMESH_BACKEND_CAP_HOST_LOCAL_RANK) != 0;
+    return (b.second->table().capabilities & DEVMESH_BACKEND_CAP_HOST_LOCAL_RANK) != 0;
   });
   const int host_rank = !by_host ? -1 : c.hosts ? c.hosts->local_rank : discover_hosts(c.parent).local_rank;
   // The members in root-index order, as a group (no communicator yet).
