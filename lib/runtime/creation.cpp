@@ -98,9 +98,9 @@ void load_backends(Creation& c) {
     throw Error(Status::invalid_argument,
                 "comm_errors " + std::to_string(static_cast<int>(options.comm_errors)) + " is not a CommErrors");
   for (const BackendSpec& b : named_backends(c)) {
-    // The built-in MPI backend without options has nothing to check: its
-    // instance is made when a dim first needs it.
-    if (b.name == "mpi" && b.options.empty()) continue;
+    // A backend that opens without options unchecked (the built-in one)
+    // has nothing to check: its instance is made when a dim first needs it.
+    if (b.options.empty() && load_backend(b.name).opens_without_check) continue;
     auto instance = std::make_unique<BackendInstance>(b);
     c.backends.emplace_back(b, std::move(instance));
   }

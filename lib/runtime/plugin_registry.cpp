@@ -187,7 +187,7 @@ std::string initialise(const PluginTable& t) {
 const PluginTable& built_in() {
   static const PluginTable table = [] {
     PluginTable t = normalise(backends::mpi_table());
-    t.opens_without_check = true;  // it takes no options, and has nothing to set up
+    t.opens_without_check = true;  // it takes no options
     if (const std::string why = initialise(t); !why.empty())
       throw Error(Status::internal, "the built-in backend failed to initialise: " + why);
     return t;
