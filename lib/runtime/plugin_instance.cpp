@@ -1,10 +1,12 @@
 // One opened instance of a backend, and the making of its communicators:
 // the plugin's creation steps with the members' outcomes agreed on.
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "agreement.hpp"
 #include "mpi_check.hpp"
+#include "mpi_features.hpp"
 #include "plugin_communicator.hpp"
 #include "plugins.hpp"
 
@@ -54,6 +56,27 @@ struct Settlement {
   }
 };
 
+// The communicator the core agrees over while a plugin makes its
+// communicator in one collective step (comm_create): a duplicate of the
+// group's, so that the agreement never meets the plugin's own traffic on
+// group.group, which a member that failed early would otherwise enter
+// while the others are in the plugin's collective (docs/BACKENDS.md, "What
+// older plugins get").
+class AgreementComm {
+ public:
+  explicit AgreementComm(MPI_Comm group) {
+    DEVMESH_MPI(MPI_Comm_dup(group, &comm_));
+    return_errors(comm_);
+  }
+  ~AgreementComm() { mpi::free_comm(comm_); }
+  AgreementComm(const AgreementComm&) = delete;
+  AgreementComm& operator=(const AgreementComm&) = delete;
+  MPI_Comm get() const noexcept { return comm_; }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+};
+
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> split_options(const std::vector<std::string>& items,
@@ -99,9 +122,14 @@ std::unique_ptr<Communicator> BackendInstance::create(const devmesh_backend_grou
   DEVMESH_MPI(MPI_Comm_rank(group.group, &rank));
   DEVMESH_MPI(MPI_Comm_size(group.group, &size));
   // Without communication of its own, nothing to agree on: a failure is
-  // this rank's alone, as for any local call.
+  // this rank's alone, as for any local call. A plugin's own local step
+  // fails before any traffic, so that its agreements may share group.group.
   const bool agreed = !(t.capabilities & DEVMESH_BACKEND_CAP_LOCAL_CREATE);
-  const Settlement settle{agreed ? group.group : MPI_COMM_NULL,
+  std::optional<AgreementComm> own;
+  if (agreed && !t.prepares_locally) own.emplace(group.group);
+  const Settlement settle{!agreed ? MPI_COMM_NULL
+                          : own   ? own->get()
+                                  : group.group,
                           "creating a backend '" + std::string(t.name) + "' communicator"};
   void* prepared = nullptr;
   const int prepared_rc = t.comm_prepare(t, instance_, &group, &prepared);

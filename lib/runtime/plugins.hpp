@@ -50,11 +50,11 @@ class BackendInstance {
   BackendInstance& operator=(const BackendInstance&) = delete;
   // Collective over group.group: comm_prepare and comm_connect, with the
   // members' results agreed on (unless the backend creates locally), so
-  // that every member gets the same status. The agreements run on a
-  // duplicate of group.group of their own, never beside the plugin's
-  // traffic. fault: the mesh's fault state (fault_tolerance), or null: its
-  // revoke reaches the communicator, and the communicator's failures
-  // revoke it.
+  // that every member gets the same status. Where the plugin has no local
+  // step of its own (comm_create), the agreement runs on a duplicate of
+  // group.group, never beside the plugin's traffic. fault: the mesh's
+  // fault state (fault_tolerance), or null: its revoke reaches the
+  // communicator, and the communicator's failures revoke it.
   std::unique_ptr<Communicator> create(const devmesh_backend_group_t& group, Fault* fault = nullptr);
   const PluginTable& table() const noexcept { return *table_; }
 
