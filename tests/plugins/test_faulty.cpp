@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <deque>
 #include <string>
 #include <vector>
@@ -243,6 +244,22 @@ BOOST_AUTO_TEST_CASE(v2_create_failing_early_on_one_rank) {
   std::string again;
   BOOST_TEST(static_cast<int>(run([&] { m.communicator("all").barrier(); }, &again)) == static_cast<int>(s));
   BOOST_TEST(again == what);
+}
+
+// The same, with nothing bounding the others' wait: run by check_waits.sh
+// only (disabled here: it never returns). Every member says it entered the
+// creation; none may come back, and no MPI error may end the job.
+BOOST_AUTO_TEST_CASE(v2_create_failing_early_unbounded, *boost::unit_test::disabled()) {
+  MeshOptions o;
+  o.dim_backends = {{"all", "faulty2"}};
+  o.dim_options = {{"all", "fail=comm_create"}, {"all", "rank=" + std::to_string(world_size() - 1)}};
+  Mesh m = Mesh::create(MPI_COMM_WORLD, {0}, {"all"}, o);
+  std::printf("rank %d: creating\n", world_rank());
+  std::fflush(stdout);
+  std::string what;
+  const Status s = run([&] { m.communicator("all"); }, &what);
+  std::printf("rank %d: returned %d\n", world_rank(), static_cast<int>(s));
+  std::fflush(stdout);
 }
 
 // v2: a collective that fails on one member. No revoke: the failing member
