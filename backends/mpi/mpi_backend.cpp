@@ -5,10 +5,8 @@
 #include <memory>
 #include <vector>
 
+#include "common/mpi_support.hpp"
 #include "common/plugin_support.hpp"
-#include "runtime/mpi_check.hpp"
-#include "runtime/mpi_features.hpp"
-#include "runtime/plugins.hpp"
 
 namespace devmesh::backends {
 
@@ -97,11 +95,11 @@ void wait_interruptible(Comm& comm, MPI_Request* r, int n, const char* name) {
       int done = 0;
       const int rc = MPI_Test(&r[i], &done, MPI_STATUS_IGNORE);
       if (rc != MPI_SUCCESS) comm.abandoned = true;  // the others may be pending
-      detail::check_mpi(rc, name);
+      plugin::check_mpi(rc, name);
       all = all && done;
     }
     if (all) return;
-    if (detail::mpi::comm_is_revoked(comm.comm)) {
+    if (plugin::host()->comm_revoked(comm.comm)) {
       comm.abandoned = true;
       throw Error(Status::revoked, std::string(name) + ": the communicator was revoked while this rank waited");
     }
@@ -111,18 +109,19 @@ void wait_interruptible(Comm& comm, MPI_Request* r, int n, const char* name) {
 // The communicator collectives run on: comm, or the interruptible
 // communicator's own duplicate (made here by the first collective). A
 // revoke during that MPI_Comm_idup abandons it on comm, the mesh's
-// communicator, which the mesh then leaves unfreed (leave_unfreed).
+// communicator, which the mesh then leaves unfreed (the host's
+// leave_unfreed).
 MPI_Comm collective_comm(void* c) {
   Comm& comm = *static_cast<Comm*>(c);
   if (!comm.interruptible) return comm.comm;
   if (comm.own == MPI_COMM_NULL) {
     MPI_Comm own = MPI_COMM_NULL;
     MPI_Request r = MPI_REQUEST_NULL;
-    detail::check_mpi(MPI_Comm_idup(comm.comm, &own, &r), "MPI_Comm_idup");
+    plugin::check_mpi(MPI_Comm_idup(comm.comm, &own, &r), "MPI_Comm_idup");
     try {
       wait_interruptible(comm, &r, 1, "MPI_Comm_idup");
     } catch (...) {
-      if (comm.abandoned) detail::leave_unfreed(comm.comm);
+      if (comm.abandoned) plugin::host()->leave_unfreed(comm.comm);
       throw;
     }
     comm.own = own;
@@ -143,11 +142,11 @@ template <class Blocking, class Start>
 void run(void* c, const char* name, Blocking&& blocking, Start&& start) {
   Comm& comm = *static_cast<Comm*>(c);
   if (!comm.interruptible) {
-    detail::check_mpi(blocking(), name);
+    plugin::check_mpi(blocking(), name);
     return;
   }
   MPI_Request r = MPI_REQUEST_NULL;
-  detail::check_mpi(start(&r), name);
+  plugin::check_mpi(start(&r), name);
   wait_interruptible(comm, &r, 1, name);
 }
 
@@ -168,8 +167,8 @@ void small_allreduce(Comm& comm, const void* send, void* recv, int n, MPI_Dataty
   collective_comm(&comm);
   if (send != recv) std::memcpy(recv, send, bytes);
   int rank = 0, size = 0;
-  DEVMESH_MPI(MPI_Comm_rank(comm.own, &rank));
-  DEVMESH_MPI(MPI_Comm_size(comm.own, &size));
+  DEVMESH_PLUGIN_MPI(MPI_Comm_rank(comm.own, &rank));
+  DEVMESH_PLUGIN_MPI(MPI_Comm_size(comm.own, &size));
   int p = 1;
   while (p * 2 <= size) p *= 2;
   comm.scratch.resize(bytes);
@@ -177,26 +176,26 @@ void small_allreduce(Comm& comm, const void* send, void* recv, int n, MPI_Dataty
   enum { fold = 1, step = 2, result = 3 };
   MPI_Request r[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   if (rank >= p) {
-    detail::check_mpi(MPI_Isend(recv, n, t, rank - p, fold, comm.own, &r[0]), name);
+    plugin::check_mpi(MPI_Isend(recv, n, t, rank - p, fold, comm.own, &r[0]), name);
     wait_interruptible(comm, r, 1, name);
-    detail::check_mpi(MPI_Irecv(recv, n, t, rank - p, result, comm.own, &r[0]), name);
+    plugin::check_mpi(MPI_Irecv(recv, n, t, rank - p, result, comm.own, &r[0]), name);
     wait_interruptible(comm, r, 1, name);
     return;
   }
   if (rank + p < size) {
-    detail::check_mpi(MPI_Irecv(tmp, n, t, rank + p, fold, comm.own, &r[0]), name);
+    plugin::check_mpi(MPI_Irecv(tmp, n, t, rank + p, fold, comm.own, &r[0]), name);
     wait_interruptible(comm, r, 1, name);
-    detail::check_mpi(MPI_Reduce_local(tmp, recv, n, t, o), name);
+    plugin::check_mpi(MPI_Reduce_local(tmp, recv, n, t, o), name);
   }
   for (int mask = 1; mask < p; mask <<= 1) {
     const int peer = rank ^ mask;
-    detail::check_mpi(MPI_Irecv(tmp, n, t, peer, step, comm.own, &r[0]), name);
-    detail::check_mpi(MPI_Isend(recv, n, t, peer, step, comm.own, &r[1]), name);
+    plugin::check_mpi(MPI_Irecv(tmp, n, t, peer, step, comm.own, &r[0]), name);
+    plugin::check_mpi(MPI_Isend(recv, n, t, peer, step, comm.own, &r[1]), name);
     wait_interruptible(comm, r, 2, name);
-    detail::check_mpi(MPI_Reduce_local(tmp, recv, n, t, o), name);
+    plugin::check_mpi(MPI_Reduce_local(tmp, recv, n, t, o), name);
   }
   if (rank + p < size) {
-    detail::check_mpi(MPI_Isend(recv, n, t, rank + p, result, comm.own, &r[0]), name);
+    plugin::check_mpi(MPI_Isend(recv, n, t, rank + p, result, comm.own, &r[0]), name);
     wait_interruptible(comm, r, 1, name);
   }
 }
@@ -214,6 +213,11 @@ int open(int n, const char* const keys[], const char* const*, void** instance) {
 }
 
 void close(void*) {}
+
+int init_host(const devmesh_backend_host_t* h) {
+  plugin::host() = h;
+  return DEVMESH_SUCCESS;
+}
 
 // The communicator wraps the group's own: made locally, nothing to connect.
 int comm_prepare(void*, const devmesh_backend_group_t* group, void** prepared) {
@@ -256,7 +260,7 @@ int allgather(void* c, const void* send, void* recv, std::size_t count, int type
   return plugin::guarded([&] {
     const MPI_Datatype t = mpi_datatype(type_of(type));
     int rank = 0;
-    DEVMESH_MPI(MPI_Comm_rank(comm_of(c), &rank));
+    DEVMESH_PLUGIN_MPI(MPI_Comm_rank(comm_of(c), &rank));
     const bool in_place = send == static_cast<const char*>(recv) + rank * count * size_of(type_of(type));
     const void* in = in_place ? MPI_IN_PLACE : send;
     const int n = count_of(count);
@@ -335,9 +339,9 @@ int start(void* c, void* buffer, std::size_t count, int type, int peer, void** r
     const int n = count_of(count);
     const MPI_Datatype t = mpi_datatype(type_of(type));
     if constexpr (Send)
-      DEVMESH_MPI(MPI_Isend(buffer, n, t, peer, p2p_tag, comm_of(c), r.get()));
+      DEVMESH_PLUGIN_MPI(MPI_Isend(buffer, n, t, peer, p2p_tag, comm_of(c), r.get()));
     else
-      DEVMESH_MPI(MPI_Irecv(buffer, n, t, peer, p2p_tag, comm_of(c), r.get()));
+      DEVMESH_PLUGIN_MPI(MPI_Irecv(buffer, n, t, peer, p2p_tag, comm_of(c), r.get()));
     *request = r.release();
   });
 }
@@ -352,14 +356,14 @@ int irecv(void* c, void* buffer, std::size_t count, int type, int peer, void*, v
 
 int test(void* request, int* done) {
   auto* r = static_cast<MPI_Request*>(request);
-  const int rc = plugin::guarded([&] { DEVMESH_MPI(MPI_Test(r, done, MPI_STATUS_IGNORE)); });
+  const int rc = plugin::guarded([&] { DEVMESH_PLUGIN_MPI(MPI_Test(r, done, MPI_STATUS_IGNORE)); });
   if (rc != DEVMESH_SUCCESS || *done) delete r;
   return rc;
 }
 
 int wait(void* request) {
   const std::unique_ptr<MPI_Request> r(static_cast<MPI_Request*>(request));
-  return plugin::guarded([&] { DEVMESH_MPI(MPI_Wait(r.get(), MPI_STATUS_IGNORE)); });
+  return plugin::guarded([&] { DEVMESH_PLUGIN_MPI(MPI_Wait(r.get(), MPI_STATUS_IGNORE)); });
 }
 
 int sendrecv(void* c, const void* sendbuf, std::size_t sendcount, int sendtype, int dest, void* recvbuf,
@@ -368,13 +372,13 @@ int sendrecv(void* c, const void* sendbuf, std::size_t sendcount, int sendtype, 
     const int ns = count_of(sendcount), nr = count_of(recvcount);
     const MPI_Datatype ts = mpi_datatype(type_of(sendtype)), tr = mpi_datatype(type_of(recvtype));
     if (!static_cast<Comm*>(c)->interruptible) {
-      DEVMESH_MPI(MPI_Sendrecv(sendbuf, ns, ts, dest, p2p_tag, recvbuf, nr, tr, source, p2p_tag, comm_of(c),
-                               MPI_STATUS_IGNORE));
+      DEVMESH_PLUGIN_MPI(MPI_Sendrecv(sendbuf, ns, ts, dest, p2p_tag, recvbuf, nr, tr, source, p2p_tag, comm_of(c),
+                                      MPI_STATUS_IGNORE));
       return;
     }
     // Both halves as requests, each waited for interruptibly.
     MPI_Request rr = MPI_REQUEST_NULL;
-    DEVMESH_MPI(MPI_Irecv(recvbuf, nr, tr, source, p2p_tag, comm_of(c), &rr));
+    DEVMESH_PLUGIN_MPI(MPI_Irecv(recvbuf, nr, tr, source, p2p_tag, comm_of(c), &rr));
     run(
         c, "MPI_Sendrecv", [] { return MPI_SUCCESS; },
         [&](MPI_Request* r) { return MPI_Isend(sendbuf, ns, ts, dest, p2p_tag, comm_of(c), r); });
@@ -419,7 +423,7 @@ constexpr devmesh_backend_v3_t table = {
     },
     DEVMESH_BACKEND_MPI,
     DEVMESH_BACKEND_CAP_NONBLOCKING | DEVMESH_BACKEND_CAP_LOCAL_CREATE,
-    nullptr,  // init_host: nothing to set up
+    init_host,
     reduce_supported,
     comm_prepare,
     comm_connect,
@@ -429,10 +433,6 @@ constexpr devmesh_backend_v3_t table = {
 
 }  // namespace
 
+const devmesh_backend_v1_t& mpi_table() { return table.v2.v1; }
+
 }  // namespace devmesh::backends
-
-namespace devmesh::detail {
-
-const devmesh_backend_v1_t& mpi_backend() { return backends::table.v2.v1; }
-
-}  // namespace devmesh::detail

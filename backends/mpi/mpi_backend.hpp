@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include "devmesh/backend.hpp"
+#include "devmesh/backend_plugin.h"
 
 namespace devmesh::backends {
 
@@ -13,5 +14,9 @@ namespace devmesh::backends {
 // reduce_supported says (the core refuses those before calling it).
 MPI_Datatype mpi_datatype(DataType type);
 MPI_Op mpi_op(ReduceOp op);
+
+// The backend's plugin table (version 3, through its first member), which
+// the core's registry serves as the built-in backend "mpi".
+const devmesh_backend_v1_t& mpi_table();
 
 }  // namespace devmesh::backends

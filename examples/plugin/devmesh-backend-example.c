@@ -13,6 +13,14 @@
  * and the version 2 table beside it, for a devmesh that knows only version
  * 2 (compile with -DEXAMPLE_V2_ONLY to export the version 2 table alone).
  *
+ * Why version 3: as a version 2 plugin, a comm_create that fails on one
+ * member before its MPI_Comm_dup leaves the other members in that
+ * MPI_Comm_dup forever (and the failing one in the core's agreement), and
+ * a collective that fails on one member leaves the others waiting until
+ * timeout=, forever without it. Version 3's local comm_prepare lets the
+ * core tell every member before anyone connects, and its revoke wakes the
+ * others (docs/BACKENDS.md, "What older plugins get").
+ *
  * Options (key=value, the same on every rank): timeout=SECONDS (0, the
  * default: waits are not bounded). */
 #include <devmesh/backend_plugin.h>

@@ -26,10 +26,13 @@ extern "C" {
 typedef struct devmesh_backend_v1_s devmesh_backend_v1_t;  // devmesh/backend_plugin.h
 }
 
-// A backend's plugin table (devmesh/backend_plugin.h), which Request keeps.
-struct devmesh_backend_v1_s;
-
 namespace devmesh {
+
+namespace detail {
+// A loaded backend's table, as the core calls it (opaque here), which
+// Request keeps.
+struct PluginTable;
+}  // namespace detail
 
 enum class DataType : int {
   int8,
@@ -101,7 +104,7 @@ class DEVMESH_API Request {
   Request() noexcept = default;
   // A pending request of a backend (its table's wait or test ends it);
   // made by the Communicator, holding two pointers and no allocation.
-  Request(const devmesh_backend_v1_s* table, void* request) noexcept : table_(table), request_(request) {}
+  Request(const detail::PluginTable* table, void* request) noexcept : table_(table), request_(request) {}
   Request(Request&& other) noexcept : table_(other.table_), request_(std::exchange(other.request_, nullptr)) {}
   Request& operator=(Request&& other) noexcept;
   ~Request();
@@ -119,7 +122,7 @@ class DEVMESH_API Request {
   bool pending() const noexcept { return request_ != nullptr; }
 
  private:
-  const devmesh_backend_v1_s* table_ = nullptr;
+  const detail::PluginTable* table_ = nullptr;
   void* request_ = nullptr;
 };
 

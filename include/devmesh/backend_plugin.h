@@ -129,7 +129,9 @@ typedef struct devmesh_backend_group_s {
                            rank k is the group's local rank k. Valid until
                            comm_destroy returns. */
   MPI_Comm root;        /* all members of the root mesh when all_root_members,
-                           else MPI_COMM_NULL; owned by the mesh */
+                           else MPI_COMM_NULL (and for a backend stating
+                           DEVMESH_BACKEND_CAP_LOCAL_CREATE, which makes
+                           nothing over it); owned by the mesh */
   int all_root_members; /* 1 when every member of the root creates this
                            layout in the same call (devmesh_create_comms),
                            so that root-collective paths (a split) may be
@@ -307,6 +309,14 @@ typedef struct devmesh_backend_host_s {
   /* The MPI the core was compiled against, as DEVMESH_BACKEND_MPI below
    * says it ("MPICH", "Open MPI", "MPI ABI"). */
   const char *mpi_family;
+  /* 1 when comm is revoked (ULFM's MPIX_Comm_is_revoked, where the core's
+   * MPI has it), else 0. Appended in 0.4.0. */
+  int (*comm_revoked)(MPI_Comm comm);
+  /* Says that comm, a group's communicator the core handed the plugin
+   * (group->group), has a request that will never complete (a wait cut by
+   * a revoke; MPI cannot cancel a collective): the mesh then releases it
+   * without MPI_Comm_free. Appended in 0.4.0. */
+  void (*leave_unfreed)(MPI_Comm comm);
 } devmesh_backend_host_t;
 
 /* Capability bits (devmesh_backend_v3_t.capabilities). The core asks these
@@ -333,7 +343,8 @@ typedef struct devmesh_backend_host_s {
 #define DEVMESH_BACKEND_CAP_DEADLINE (1ull << 5)
 /* comm_prepare and comm_connect never communicate (the communicator is a
  * wrapper of the group's MPI communicator): the core needs no agreement
- * around them. */
+ * around them, gives them no root communicator, and makes such a
+ * communicator when it is first used, also in devmesh_create_comms. */
 #define DEVMESH_BACKEND_CAP_LOCAL_CREATE (1ull << 6)
 
 /* The MPI whose mpi.h this file was compiled with, for

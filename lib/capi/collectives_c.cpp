@@ -19,7 +19,7 @@ static_assert(DEVMESH_MAX == static_cast<int>(devmesh::ReduceOp::max));
 
 // Data types, reductions, buffers, roots and peers are checked in one
 // place for every caller, C, C++ and Fortran: the backend communicator's
-// argument gate (lib/runtime/plugins.cpp). Here only what C adds.
+// argument gate (lib/runtime/plugin_communicator.cpp). Here only what C adds.
 devmesh::DataType datatype_arg(int t) { return static_cast<devmesh::DataType>(t); }
 devmesh::ReduceOp op_arg(int op) { return static_cast<devmesh::ReduceOp>(op); }
 

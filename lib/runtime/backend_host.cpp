@@ -1,6 +1,8 @@
 // The services the core gives version 3 backend plugins
 // (devmesh_backend_host_t, devmesh/backend_plugin.h): one logger, MPI error
-// text, the cross-rank agreement and the MPI identity, each the core's own.
+// text, the cross-rank agreement, the MPI identity, and what a plugin needs
+// of the core's MPI communicators (revoked or not, left unfreed), each the
+// core's own.
 #include <mpi.h>
 
 #include <algorithm>
@@ -13,6 +15,7 @@
 
 #include "agreement.hpp"
 #include "mpi_check.hpp"
+#include "mpi_features.hpp"
 #include "plugins.hpp"
 
 namespace devmesh::detail {
@@ -83,6 +86,10 @@ int host_agree(MPI_Comm comm, int status, char* message, std::size_t len) {
   }
 }
 
+int host_comm_revoked(MPI_Comm comm) { return mpi::comm_is_revoked(comm) ? 1 : 0; }
+
+void host_leave_unfreed(MPI_Comm comm) { leave_unfreed(comm); }
+
 std::string first_line_of_library_version() {
   char text[MPI_MAX_LIBRARY_VERSION_STRING + 1] = {};
   int len = 0;
@@ -118,6 +125,8 @@ const devmesh_backend_host_t& backend_host() {
     h.agree = host_agree;
     h.mpi_library = library.c_str();
     h.mpi_family = DEVMESH_BACKEND_MPI;
+    h.comm_revoked = host_comm_revoked;
+    h.leave_unfreed = host_leave_unfreed;
     return h;
   }();
   return host;

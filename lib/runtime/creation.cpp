@@ -81,9 +81,9 @@ void CreationMode::agree(Creation& c) const { agree_on_arguments(c); }
 // Opens (and so checks) every backend the options name.
 void load_backends(Creation& c) {
   for (const BackendSpec& b : named_backends(c)) {
-    // The built-in MPI backend without options has nothing to check: its
-    // instance is made when a dim first needs it.
-    if (b.name == "mpi" && b.options.empty()) continue;
+    // A backend that opens without options unchecked (the built-in one)
+    // has nothing to check: its instance is made when a dim first needs it.
+    if (b.options.empty() && load_backend(b.name).opens_without_check) continue;
     auto instance = std::make_unique<BackendInstance>(b);
     c.backends.emplace_back(b, std::move(instance));
   }
@@ -186,7 +186,7 @@ std::array<Field, 9> fields_of(Creation& c) {
   // without those it takes per rank (NCCL's device); where a backend did
   // not load, its options as given (see agreed_options).
   for (const BackendSpec& spec : named_backends(c)) {
-    const devmesh_backend_v1_t* table = nullptr;
+    const PluginTable* table = nullptr;
     for (const auto& [loaded, instance] : c.backends)
       if (instance && loaded.key() == spec.key()) table = &instance->table();
     op.add(agreed_options(spec, table));
@@ -275,7 +275,7 @@ Mesh build(Creation& c) {
   // (DEVMESH_BACKEND_CAP_HOST_LOCAL_RANK); only then are hosts discovered
   // (DEVMESH_HOST_ID honoured, see hosts.hpp). Others are given -1.
   const bool by_host = std::any_of(c.backends.begin(), c.backends.end(), [](const auto& b) {
-    return (capabilities(b.second->table()) & DEVMESH_BACKEND_CAP_HOST_LOCAL_RANK) != 0;
+    return (b.second->table().capabilities & DEVMESH_BACKEND_CAP_HOST_LOCAL_RANK) != 0;
   });
   const int host_rank = !by_host ? -1 : c.hosts ? c.hosts->local_rank : discover_hosts(c.parent).local_rank;
   // The members in root-index order, as a group (no communicator yet).

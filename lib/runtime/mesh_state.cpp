@@ -590,11 +590,12 @@ Communicator& MeshState::communicator(const Lock& lock, const Layout& layout, st
   devmesh_backend_group_t group{};
   group.size = sizeof group;
   group.group = h.comm;
-  // The built-in MPI backend makes nothing over the root: no root
-  // communicator for it (where dims come from groups, it would be a
-  // communicator over all members made for nothing). Plugins get it, as
-  // devmesh_backend_group_t promises.
-  group.root = all_root_members && spec.name != "mpi" ? root_comm(lock) : MPI_COMM_NULL;
+  // A backend whose creation communicates over nothing (LOCAL_CREATE, as
+  // the built-in one) gets no root communicator (where dims come from
+  // groups, it would be a communicator over all members made for nothing).
+  // The others get it, as devmesh_backend_group_t promises.
+  const bool local = (b->second->table().capabilities & DEVMESH_BACKEND_CAP_LOCAL_CREATE) != 0;
+  group.root = all_root_members && !local ? root_comm(lock) : MPI_COMM_NULL;
   group.all_root_members = all_root_members ? 1 : 0;
   group.color = static_cast<int>(group_base(layout, index_));
   group.key = static_cast<int>(local_index(layout, index_));
@@ -740,12 +741,12 @@ void MeshState::create_comms(const Lock& lock, const View& v, CommPath path) {
     hand_out(lock, std::move(key), c, comm_name(d.name));
   }
   // Each dim's backend communicator, made now where its making is a
-  // collective (a plugin's: all root members are here together); the
-  // built-in MPI backend's is local (a wrapper of the communicator), made
-  // when first used as after comm(dim).
+  // collective (all root members are here together); one made locally
+  // (LOCAL_CREATE: a wrapper of the communicator) is made when first used,
+  // as after comm(dim).
   for (const Dim& d : v.dims()) {
     const BackendSpec spec = backend_of(lock, d);
-    if (spec.name == "mpi") continue;
+    if (load_backend(spec.name).capabilities & DEVMESH_BACKEND_CAP_LOCAL_CREATE) continue;
     communicator(lock, d.layout, d.name, spec, true);
   }
 }

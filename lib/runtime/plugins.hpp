@@ -10,6 +10,7 @@
 
 #include "devmesh/backend.hpp"
 #include "devmesh/backend_plugin.h"
+#include "plugin_table.hpp"
 
 namespace devmesh::detail {
 
@@ -21,15 +22,7 @@ class Fault;
 // invalid_argument, saying where it looked; found but unusable (the
 // loader's error, no symbol, an ABI version this core does not accept,
 // init() failing) -> unsupported, saying why.
-const devmesh_backend_v1_t& load_backend(std::string_view name);
-
-// The built-in MPI backend (backends/mpi).
-const devmesh_backend_v1_t& mpi_backend();
-
-// What a loaded table states it needs and can do (DEVMESH_BACKEND_CAP_*):
-// a version 3 table's own bits; a version 1 or 2 table, which states
-// nothing, is taken to read the host-local rank (as they always could).
-unsigned long long capabilities(const devmesh_backend_v1_t& table);
+const PluginTable& load_backend(std::string_view name);
 
 // The host services given to version 3 plugins (backend_host.cpp).
 const devmesh_backend_host_t& backend_host();
@@ -55,16 +48,18 @@ class BackendInstance {
   ~BackendInstance();
   BackendInstance(const BackendInstance&) = delete;
   BackendInstance& operator=(const BackendInstance&) = delete;
-  // Collective over group.group: comm_create (v1, v2) or comm_prepare and
-  // comm_connect (v3), with the members' results agreed on (unless the
-  // backend creates locally), so that every member gets the same status.
-  // fault: the mesh's fault state (fault_tolerance), or null: its revoke
-  // reaches the communicator, and the communicator's failures revoke it.
+  // Collective over group.group: comm_prepare and comm_connect, with the
+  // members' results agreed on (unless the backend creates locally), so
+  // that every member gets the same status. Where the plugin has no local
+  // step of its own (comm_create), the agreement runs on a duplicate of
+  // group.group, never beside the plugin's traffic. fault: the mesh's
+  // fault state (fault_tolerance), or null: its revoke reaches the
+  // communicator, and the communicator's failures revoke it.
   std::unique_ptr<Communicator> create(const devmesh_backend_group_t& group, Fault* fault = nullptr);
-  const devmesh_backend_v1_t& table() const noexcept { return *table_; }
+  const PluginTable& table() const noexcept { return *table_; }
 
  private:
-  const devmesh_backend_v1_t* table_;
+  const PluginTable* table_;
   std::vector<std::pair<std::string, std::string>> options_;
   void* instance_ = nullptr;
 };
@@ -73,7 +68,7 @@ class BackendInstance {
 // the "key=value" items sorted, without the keys `table` declares per rank
 // (table NULL: the backend did not load here; all items are kept, which
 // agrees with the ranks where it loaded unless per-rank options were given).
-std::string agreed_options(const BackendSpec& spec, const devmesh_backend_v1_t* table);
+std::string agreed_options(const BackendSpec& spec, const PluginTable* table);
 
 // Splits "key=value" items (throws invalid_argument naming a malformed or
 // repeated one).

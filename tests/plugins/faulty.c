@@ -12,6 +12,11 @@
  *                    thread: REVOKE_ANY_THREAD, not REVOKE_SPREADS
  *   FAULTY_NO_REVOKE_CAPS: revoke, but neither capability
  *   FAULTY_NULL_REVOKE: REVOKE_SPREADS stated, revoke NULL (a broken table)
+ *   FAULTY_BOUNDED_CREATE: comm_create's collective part waits for every
+ *                    member at most the option timeout=SECONDS (a token
+ *                    to and from each over group->group), so that a
+ *                    member whose comm_create failed before it leaves the
+ *                    others failing with TIMEOUT instead of waiting forever
  *
  * Faults chosen at run time by options (the same on every rank):
  *   fail=OP          comm_prepare, comm_connect, comm_create, comm_create_late
@@ -122,9 +127,64 @@ static int faulty_connect(void *prepared, void **out) {
   return rc;
 }
 
+#ifdef FAULTY_BOUNDED_CREATE
+enum { TAG_TOKEN = 3 };
+
+/* Ends the requests still pending after a wait gave up: the receives are
+ * cancelled, the sends (of a static token) left to complete on their own. */
+static void drop_pending(int n, MPI_Request reqs[]) {
+  for (int i = 0; i < n; ++i) {
+    if (reqs[i] == MPI_REQUEST_NULL) continue;
+    if (i % 2 == 0) {
+      MPI_Cancel(&reqs[i]);
+      MPI_Wait(&reqs[i], MPI_STATUS_IGNORE);
+    } else {
+      MPI_Request_free(&reqs[i]);
+    }
+  }
+}
+
+/* A token to and from every other member of the group, waited for at most
+ * the instance's timeout (0: unbounded). */
+static int exchange_tokens(void *inst, const devmesh_backend_group_t *group) {
+  static int token = 1;
+  int rank = 0, size = 0, n = 0, done = 0;
+  MPI_Comm_rank(group->group, &rank);
+  MPI_Comm_size(group->group, &size);
+  MPI_Request *reqs = malloc(2 * (size_t)size * sizeof *reqs);
+  MPI_Status *statuses = malloc(2 * (size_t)size * sizeof *statuses);
+  int *in = malloc((size_t)size * sizeof *in);
+  if (!reqs || !statuses || !in) {
+    free(reqs);
+    free(statuses);
+    free(in);
+    return fail(DEVMESH_ERR_INTERNAL, "out of memory");
+  }
+  for (int r = 0; r < size; ++r) {
+    if (r == rank) continue;
+    MPI_Irecv(&in[r], 1, MPI_INT, r, TAG_TOKEN, group->group, &reqs[n++]);
+    MPI_Isend(&token, 1, MPI_INT, r, TAG_TOKEN, group->group, &reqs[n++]);
+  }
+  const double timeout = ((struct instance *)inst)->timeout, start = MPI_Wtime();
+  while (MPI_Testall(n, reqs, &done, statuses) == MPI_SUCCESS && !done &&
+         (timeout == 0 || MPI_Wtime() - start <= timeout))
+    sched_yield();
+  if (!done) drop_pending(n, reqs);
+  free(reqs);
+  free(statuses);
+  free(in);
+  if (!done) return fail(DEVMESH_ERR_TIMEOUT, "not every member of the group joined within timeout=%g s", timeout);
+  return DEVMESH_SUCCESS;
+}
+#endif
+
 static int faulty_create(void *inst, const devmesh_backend_group_t *group, void **out) {
   ++create_calls;
   if (injected("comm_create")) return inject();
+#ifdef FAULTY_BOUNDED_CREATE
+  const int joined = exchange_tokens(inst, group);
+  if (joined != DEVMESH_SUCCESS) return joined;
+#endif
   const int rc = comm_create(inst, group, out);
   if (rc == DEVMESH_SUCCESS && injected("comm_create_late")) {
     comm_destroy(*out);

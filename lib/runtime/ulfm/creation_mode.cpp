@@ -48,7 +48,7 @@ void check_fault_tolerance(const Creation& c) {
   // communicators from its own thread (REVOKE_ANY_THREAD; Fault::add).
   for (const auto& [spec, instance] : c.backends) {
     if (!instance) continue;
-    const std::uint64_t caps = capabilities(instance->table());
+    const std::uint64_t caps = instance->table().capabilities;
     if (caps & DEVMESH_BACKEND_CAP_REVOKE_SPREADS) continue;
     if (!(caps & DEVMESH_BACKEND_CAP_REVOKE_ANY_THREAD))
       throw Error(Status::unsupported,
