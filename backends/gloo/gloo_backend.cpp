@@ -50,8 +50,6 @@
 #include <gloo/transport/context.h>
 #include <gloo/transport/device.h>
 #include <gloo/transport/tcp/device.h>
-#include <gloo/transport/unbound_buffer.h>
-#include <gloo/types.h>
 #include <mpi.h>
 #include <signal.h>
 #include <unistd.h>
@@ -62,14 +60,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <future>
-#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "common/plugin_support.hpp"
+#include "gloo_comm.hpp"
 #include "mpi_context.hpp"
 
 namespace {
@@ -79,273 +76,24 @@ using devmesh::Status;
 namespace plugin = devmesh::plugin;
 
 constexpr const char* kName = "gloo";
-// Point-to-point messages use their own slot prefix, apart from the
-// collectives' prefixes of gloo/types.h (0x01 .. 0x08).
-constexpr uint8_t kSendRecvSlotPrefix = 0x40;
 
-using devmesh::gloo_mpi::backend_error;
+using devmesh::gloo_backend::allreduce_bytes;
+using devmesh::gloo_backend::bytes_of;
+using devmesh::gloo_backend::close_connections;
+using devmesh::gloo_backend::Comm;
+using devmesh::gloo_backend::comm_arg;
+using devmesh::gloo_backend::element_size;
+using devmesh::gloo_backend::gloo_irecv;
+using devmesh::gloo_backend::gloo_isend;
+using devmesh::gloo_backend::gloo_recv;
+using devmesh::gloo_backend::gloo_send;
+using devmesh::gloo_backend::gloo_sendrecv;
+using devmesh::gloo_backend::gloo_test;
+using devmesh::gloo_backend::gloo_wait;
+using devmesh::gloo_backend::Instance;
+using devmesh::gloo_backend::run;
 using devmesh::gloo_mpi::check_mpi;
 using devmesh::gloo_mpi::MpiBootstrappedContext;
-
-struct Instance {
-  std::string hostname;
-  std::string iface;
-  std::chrono::milliseconds timeout{std::chrono::seconds(1800)};
-  // One TCP device (listening socket and event loop thread) per instance,
-  // shared by its communicators; made by the first comm_create.
-  std::shared_ptr<gloo::transport::Device> device;
-  bool loopback_fallback = false;
-  std::string fallback_reason;
-};
-
-struct Comm {
-  std::shared_ptr<Instance> instance;
-  std::shared_ptr<gloo::transport::Device> device;  // outlives the context
-  std::shared_ptr<gloo::Context> context;
-  std::chrono::milliseconds timeout;
-  // After a failure the context's connections are closed (so that the
-  // peers waiting on this rank fail at once too); later calls fail at once.
-  std::string broken;
-};
-
-Comm& comm_arg(void* comm) {
-  if (comm == nullptr) throw Error(Status::invalid_argument, "NULL communicator");
-  return *static_cast<Comm*>(comm);
-}
-
-std::size_t element_size(int datatype) {
-  switch (datatype) {
-    case DEVMESH_INT8:
-    case DEVMESH_UINT8:
-      return 1;
-    case DEVMESH_FLOAT16:
-    case DEVMESH_BFLOAT16:
-      return 2;
-    case DEVMESH_INT32:
-    case DEVMESH_UINT32:
-    case DEVMESH_FLOAT32:
-      return 4;
-    default:
-      return 8;
-  }
-}
-
-std::size_t bytes_of(std::size_t count, std::size_t elsize, std::size_t times = 1) {
-  if (times != 0 && count > std::numeric_limits<std::size_t>::max() / elsize / times)
-    throw Error(Status::invalid_argument, "count " + std::to_string(count) + " overflows the address space");
-  return count * elsize * times;
-}
-
-// Data types, reductions, buffers, roots and peers arrive checked (the
-// core's argument gate, backend_plugin.h): they are not checked again here.
-
-// Runs one Gloo operation; Gloo's exceptions (IoException on a closed
-// connection or a timeout, EnforceNotMet) become DEVMESH_ERR_BACKEND.
-// A failure closes the context's connections, so that the peers waiting on
-// this rank fail at once too (what revoke() does on purpose); a wait past
-// the timeout option is DEVMESH_ERR_TIMEOUT.
-void close_connections(Comm& c, std::string why) {
-  if (!c.broken.empty()) return;
-  c.broken = std::move(why);
-  try {
-    c.context->closeConnections();
-  } catch (...) {
-  }
-}
-
-template <class F>
-void run(Comm& c, const char* op, F&& f) {
-  if (!c.broken.empty())
-    throw Error(Status::revoked, std::string(op) + ": the communicator was revoked (" + c.broken + ")");
-  try {
-    f();
-  } catch (const Error&) {
-    throw;
-  } catch (const std::exception& e) {
-    close_connections(c, e.what());
-    const bool timed_out = std::string_view(e.what()).find("Timed out") != std::string_view::npos;
-    throw Error(timed_out ? Status::timeout : Status::backend, std::string("Gloo's ") + op + " failed: " + e.what());
-  }
-}
-
-// ---- element-wise reductions --------------------------------------------
-
-float bf16_to_float(uint16_t h) {
-  uint32_t bits = uint32_t(h) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-uint16_t float_to_bf16(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  if ((bits & 0x7fffffffu) > 0x7f800000u) return uint16_t((bits >> 16) | 0x40);  // quiet NaN
-  bits += 0x7fffu + ((bits >> 16) & 1u);                                         // nearest even
-  return uint16_t(bits >> 16);
-}
-
-template <class T>
-T apply(int op, T a, T b) {
-  switch (op) {
-    case DEVMESH_SUM:
-      return a + b;
-    case DEVMESH_PROD:
-      return a * b;
-    case DEVMESH_MIN:
-      return b < a ? b : a;
-    default:
-      return a < b ? b : a;
-  }
-}
-
-// Integers wrap around as two's complement (signed overflow done in the
-// unsigned type), as MPI implementations do.
-template <class T>
-void reduce_int(int op, void* out, const void* a, const void* b, std::size_t n) {
-  using U = std::make_unsigned_t<T>;
-  auto* o = static_cast<T*>(out);
-  auto* x = static_cast<const T*>(a);
-  auto* y = static_cast<const T*>(b);
-  auto each = [&](auto f) {
-    for (std::size_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
-  };
-  switch (op) {  // once per call, as in reduce_float
-    case DEVMESH_SUM:
-      each([](T p, T q) { return static_cast<T>(static_cast<U>(static_cast<U>(p) + static_cast<U>(q))); });
-      break;
-    case DEVMESH_PROD:
-      each([](T p, T q) { return static_cast<T>(static_cast<U>(static_cast<U>(p) * static_cast<U>(q))); });
-      break;
-    case DEVMESH_MIN:
-      each([](T p, T q) { return q < p ? q : p; });
-      break;
-    default:
-      each([](T p, T q) { return p < q ? q : p; });
-      break;
-  }
-}
-
-// The op is chosen once per call, not per element: a loop with a switch
-// inside is neither unswitched nor vectorised at -O2, and costs a few
-// percent of a 1 MiB allreduce against gloo::sum (bench/gloo).
-template <class T>
-void reduce_float(int op, void* out, const void* a, const void* b, std::size_t n) {
-  auto* o = static_cast<T*>(out);
-  auto* x = static_cast<const T*>(a);
-  auto* y = static_cast<const T*>(b);
-  auto each = [&](auto f) {
-    for (std::size_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
-  };
-  switch (op) {
-    case DEVMESH_SUM:
-      each([](T p, T q) { return p + q; });
-      break;
-    case DEVMESH_PROD:
-      each([](T p, T q) { return p * q; });
-      break;
-    case DEVMESH_MIN:
-      each([](T p, T q) { return q < p ? q : p; });
-      break;
-    default:
-      each([](T p, T q) { return p < q ? q : p; });
-      break;
-  }
-}
-
-template <float (*ToFloat)(uint16_t), uint16_t (*FromFloat)(float)>
-void reduce_half(int op, void* out, const void* a, const void* b, std::size_t n) {
-  auto* o = static_cast<uint16_t*>(out);
-  auto* x = static_cast<const uint16_t*>(a);
-  auto* y = static_cast<const uint16_t*>(b);
-  for (std::size_t i = 0; i < n; ++i) o[i] = FromFloat(apply(op, ToFloat(x[i]), ToFloat(y[i])));
-}
-
-float fp16_to_float(uint16_t h) {
-  gloo::float16 v;
-  v.x = h;
-  return gloo::cpu_half2float(v);
-}
-uint16_t float_to_fp16(float f) { return gloo::cpu_float2half_rn(f).x; }
-
-gloo::AllreduceOptions::Func reduction(int datatype, int op) {
-  auto bind = [op](void (*f)(int, void*, const void*, const void*, std::size_t)) {
-    return [f, op](void* o, const void* a, const void* b, std::size_t n) { f(op, o, a, b, n); };
-  };
-  switch (datatype) {
-    case DEVMESH_INT8:
-      return bind(reduce_int<int8_t>);
-    case DEVMESH_UINT8:
-      return bind(reduce_int<uint8_t>);
-    case DEVMESH_INT32:
-      return bind(reduce_int<int32_t>);
-    case DEVMESH_UINT32:
-      return bind(reduce_int<uint32_t>);
-    case DEVMESH_INT64:
-      return bind(reduce_int<int64_t>);
-    case DEVMESH_UINT64:
-      return bind(reduce_int<uint64_t>);
-    case DEVMESH_FLOAT16:
-      return bind(reduce_half<fp16_to_float, float_to_fp16>);
-    case DEVMESH_BFLOAT16:
-      return bind(reduce_half<bf16_to_float, float_to_bf16>);
-    case DEVMESH_FLOAT32:
-      return bind(reduce_float<float>);
-    default:
-      return bind(reduce_float<double>);
-  }
-}
-
-// Gloo's typed setters only use sizeof(T): an unsigned type of the element's
-// size stands for every data type.
-template <std::size_t N>
-struct Word;
-template <>
-struct Word<1> {
-  using type = uint8_t;
-};
-template <>
-struct Word<2> {
-  using type = uint16_t;
-};
-template <>
-struct Word<4> {
-  using type = uint32_t;
-};
-template <>
-struct Word<8> {
-  using type = uint64_t;
-};
-
-template <class F>
-void with_word(std::size_t elsize, F&& f) {
-  switch (elsize) {
-    case 1:
-      f(Word<1>::type{});
-      break;
-    case 2:
-      f(Word<2>::type{});
-      break;
-    case 4:
-      f(Word<4>::type{});
-      break;
-    default:
-      f(Word<8>::type{});
-      break;
-  }
-}
-
-void allreduce_bytes(Comm& c, const void* send, void* recv, std::size_t count, int datatype, int op) {
-  auto fn = reduction(datatype, op);
-  with_word(element_size(datatype), [&](auto w) {
-    using T = decltype(w);
-    gloo::AllreduceOptions opts(c.context);
-    if (send != recv) opts.setInput(static_cast<T*>(const_cast<void*>(send)), count);
-    opts.setOutput(static_cast<T*>(recv), count);
-    opts.setReduceFunction(fn);
-    opts.setTimeout(c.timeout);
-    gloo::allreduce(opts);
-  });
-}
 
 // ---- the ops table -----------------------------------------------------
 
@@ -619,114 +367,6 @@ int gloo_barrier(void* comm, void*) {
     });
   });
 }
-
-// One pending isend/irecv: the unbound buffer lives until the transfer ends.
-struct Request {
-  Comm* comm;
-  bool send;
-  std::unique_ptr<gloo::transport::UnboundBuffer> buffer;
-  std::future<bool> waiter;  // the wait, on its own thread once test() ran
-};
-
-// Starts a transfer; nullptr when there is nothing to move.
-template <bool Send>
-std::unique_ptr<Request> start(Comm& c, void* buffer, std::size_t count, int datatype, int peer) {
-  const std::size_t bytes = bytes_of(count, element_size(datatype));
-  // Gloo's TCP context has no pair to its own rank.
-  if (peer == c.context->rank)
-    throw Error(Status::unsupported, std::string(Send ? "send to" : "recv from") + " the caller's own rank " +
-                                         std::to_string(peer) + " is not supported");
-  if (count == 0) return nullptr;
-  auto r = std::make_unique<Request>(Request{&c, Send, nullptr, {}});
-  run(c, Send ? "send" : "recv", [&] {
-    r->buffer = c.context->createUnboundBuffer(buffer, bytes);
-    const uint64_t slot = gloo::Slot::build(kSendRecvSlotPrefix, 0);
-    if constexpr (Send)
-      r->buffer->send(peer, slot);
-    else
-      r->buffer->recv(peer, slot);
-  });
-  return r;
-}
-
-bool wait_buffer(gloo::transport::UnboundBuffer& b, bool send, std::chrono::milliseconds timeout) {
-  return send ? b.waitSend(timeout) : b.waitRecv(timeout);
-}
-
-// Waits (or collects the waiting thread's answer); failures mark the
-// communicator broken as any other operation's.
-void finish(Request& r) {
-  run(*r.comm, r.send ? "send" : "recv", [&] {
-    const bool done = r.waiter.valid() ? r.waiter.get() : wait_buffer(*r.buffer, r.send, r.comm->timeout);
-    if (!done) backend_error("aborted");
-  });
-}
-
-// Whether finish(r) would return (or throw) at once.
-bool ready(Request& r) {
-  if (!r.waiter.valid()) {
-    gloo::transport::UnboundBuffer* b = r.buffer.get();
-    const bool send = r.send;
-    const auto timeout = r.comm->timeout;
-    r.waiter = std::async(std::launch::async, [b, send, timeout] { return wait_buffer(*b, send, timeout); });
-  }
-  return r.waiter.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
-}
-
-template <bool Send>
-int point_to_point(void* comm, void* buffer, std::size_t count, int datatype, int peer) {
-  return plugin::guarded([&] {
-    if (auto r = start<Send>(comm_arg(comm), buffer, count, datatype, peer)) finish(*r);
-  });
-}
-
-int gloo_send(void* comm, const void* buffer, std::size_t count, int datatype, int peer, void*) {
-  return point_to_point<true>(comm, const_cast<void*>(buffer), count, datatype, peer);
-}
-int gloo_recv(void* comm, void* buffer, std::size_t count, int datatype, int peer, void*) {
-  return point_to_point<false>(comm, buffer, count, datatype, peer);
-}
-
-int gloo_isend(void* comm, const void* buffer, std::size_t count, int datatype, int peer, void*, void** request) {
-  return plugin::guarded(
-      [&] { *request = start<true>(comm_arg(comm), const_cast<void*>(buffer), count, datatype, peer).release(); });
-}
-int gloo_irecv(void* comm, void* buffer, std::size_t count, int datatype, int peer, void*, void** request) {
-  return plugin::guarded([&] { *request = start<false>(comm_arg(comm), buffer, count, datatype, peer).release(); });
-}
-int gloo_wait(void* request) {
-  const std::unique_ptr<Request> r(static_cast<Request*>(request));
-  return plugin::guarded([&] {
-    if (r) finish(*r);
-  });
-}
-int gloo_test(void* request, int* done) {
-  auto* r = static_cast<Request*>(request);
-  int rc = plugin::guarded([&] { *done = !r || ready(*r) ? 1 : 0; });
-  if (rc == DEVMESH_SUCCESS && *done) return gloo_wait(request);
-  if (rc != DEVMESH_SUCCESS) delete r;
-  return rc;
-}
-int gloo_sendrecv(void* comm, const void* sendbuf, std::size_t sendcount, int sendtype, int dest, void* recvbuf,
-                  std::size_t recvcount, int recvtype, int source, void*) {
-  return plugin::guarded([&] {
-    Comm& c = comm_arg(comm);
-    if (dest == c.context->rank && source == c.context->rank) {  // a shift by 0: a copy
-      const std::size_t out = bytes_of(sendcount, element_size(sendtype));
-      const std::size_t in = bytes_of(recvcount, element_size(recvtype));
-      if (out > in)
-        throw Error(Status::invalid_argument, "sendrecv sends " + std::to_string(out) +
-                                                  " bytes to itself but receives only " + std::to_string(in));
-      if (out > 0) std::memmove(recvbuf, sendbuf, out);
-      return;
-    }
-    auto in = start<false>(c, recvbuf, recvcount, recvtype, source);
-    auto out = start<true>(c, const_cast<void*>(sendbuf), sendcount, sendtype, dest);
-    if (in) finish(*in);
-    if (out) finish(*out);
-  });
-}
-
 }  // namespace
 
 // Version 3 only: the plugin uses the core's host services (agreement, MPI

@@ -18,8 +18,8 @@ lib/fortran/devmesh_fortran.h (the MPI_Fint twins) and writes:
                            functions whose arguments map mechanically
                            (WRAPPED below; included after `contains`).
 
-The hand-written lib/fortran/devmesh.f90 holds what a C prototype does not
-say: names as Fortran strings, mpi_f08 and integer communicator generics,
+The hand-written lib/fortran/devmesh.f90 (and the devmesh_*.f90 it
+includes) holds what a C prototype does not say: names as Fortran strings, mpi_f08 and integer communicator generics,
 optional arguments with defaults, logical results.
 
 usage: gen_fortran_interface.py OUTDIR DEVMESH_F90 HEADER...
@@ -31,104 +31,10 @@ import os
 import re
 import sys
 
-# ---- parsing the headers ---------------------------------------------------------
-
-
-class Param:
-    def __init__(self, text):
-        text = " ".join(text.split())
-        m = re.match(r"(.*?)(\w+)\s*(\[\s*\])?$", text)
-        if not m:
-            raise ValueError(f"cannot parse parameter '{text}'")
-        self.name = m.group(2)
-        self.array = bool(m.group(3))
-        self.ctype = " ".join(m.group(1).replace("*", " * ").split())  # e.g. "const char * const"
-        self.base = re.sub(r"\b(const)\b|\*", " ", self.ctype).split()[0]
-        self.stars = self.ctype.count("*")
-        self.const = self.ctype.startswith("const")
-
-    def __repr__(self):
-        return f"{self.ctype} {self.name}{'[]' if self.array else ''}"
-
-
-class Function:
-    def __init__(self, ret, name, params, comment, header):
-        self.ret = " ".join(ret.split())
-        self.name = name
-        self.params = [Param(p) for p in params] if params else []
-        self.comment = comment
-        self.header = header
-        self.note = collectiveness(comment)
-
-
-def comment_lines(comment):
-    """The text lines of a /* ... */ comment, without the markers."""
-    body = comment.strip()[2:-2]
-    return [re.sub(r"^\s*\*?\s?", "", line).rstrip() for line in body.splitlines()]
-
-
-def collectiveness(comment):
-    """The sentence starting a line with "Collective" or "Not collective"."""
-    lines = comment_lines(comment) if comment else []
-    for i, line in enumerate(lines):
-        if line.startswith("Collective") or line.startswith("Not collective"):
-            text = " ".join([line] + lines[i + 1:])
-            m = re.match(r"(.*?\.)(\s|$)", text)
-            return (m.group(1) if m else text).strip()
-    return None
-
-
-def parse_functions(path):
-    """The DEVMESH_C_API functions of a header, in order, with the comment
-    immediately before each (None when there is none)."""
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
-    out = []
-    for m in re.finditer(r"DEVMESH_C_API\s+((?:const\s+)?\w+\s*\**)\s*(devmesh_\w+)\s*\(([^)]*)\)\s*;", text):
-        before = text[:m.start()].rstrip()
-        comment = None
-        if before.endswith("*/"):
-            comment = before[before.rindex("/*"):]
-        params = [p for p in m.group(3).split(",") if p.strip() and p.strip() != "void"]
-        out.append(Function(m.group(1), m.group(2), params, comment, os.path.basename(path)))
-    return out
-
-
-def parse_constants(path):
-    """(name, value, comment) of the integer enum members and #defines."""
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
-    known = {}
-    out = []
-    for m in re.finditer(r"^#define\s+(DEVMESH_\w+)[ \t]+((?:\\\n|[^\n])+)", text, flags=re.M):
-        expr = m.group(2).replace("\\\n", " ")
-        expr = re.sub(r"/\*.*?\*/", "", expr).strip()
-        expr = re.sub(r"\b(0x[0-9a-fA-F]+|\d+)[uUlL]+\b", r"\1", expr)
-        if not re.fullmatch(r"[\w\s()+\-*]+", expr):
-            continue  # strings, casts, initializers
-        try:
-            value = eval(expr, {"__builtins__": {}}, dict(known))  # names checked above: constants only
-        except Exception:
-            continue
-        if isinstance(value, int):
-            known[m.group(1)] = value
-            out.append((m.group(1), value))
-    for body in re.findall(r"\benum\s+\w+\s*\{(.*?)\}", text, flags=re.S):
-        body = re.sub(r"/\*.*?\*/", "", body, flags=re.S)
-        for item in body.split(","):
-            im = re.match(r"\s*(DEVMESH_\w+)\s*=\s*(-?\d+)\s*$", item)
-            if im:
-                out.append((im.group(1), int(im.group(2))))
-    return out
-
-
-def parse_config(path):
-    """The fields of devmesh_config_t: (ctype, name)."""
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
-    m = re.search(r"typedef struct devmesh_config_s\s*\{(.*?)\}\s*devmesh_config_t;", text, flags=re.S)
-    body = re.sub(r"/\*.*?\*/", "", m.group(1), flags=re.S)
-    return [Param(f) for f in body.split(";") if f.strip()]
+# Parsing the headers (c_headers.py); parse_functions and collectiveness are
+# also used from here by tests/docs.
+sys.dont_write_bytecode = True  # nothing written into the source tree
+from c_headers import collectiveness, parse_config, parse_constants, parse_functions  # noqa: E402,F401
 
 
 # ---- the interface module --------------------------------------------------------------
@@ -323,6 +229,133 @@ def subroutine(name, dummies, decls, body):
 COUNT_KINDS = {"default": "integer", "int64": "integer(int64)"}
 
 
+class Pieces:
+    """What one wrapper is made of: its dummy arguments and their
+    declarations, its locals, the lines before and after the C call, and
+    the C call's actual arguments."""
+
+    def __init__(self):
+        self.dummies, self.decls, self.locs, self.pre, self.actual, self.post = [], [], [], [], [], []
+        self.stream = False
+
+
+def paired_param(w, p, nxt):
+    """(int n, X[]) of names or meshes, (int maxX, int X[]) -> X(:); whether
+    p and nxt were such a pair."""
+    if not (p.base == "int" and p.stars == 0 and nxt is not None and nxt.array):
+        return False
+    if p.name == "n" and nxt.base == "char":
+        w.dummies.append(nxt.name)
+        w.decls.append(("character(len=*), intent(in)", nxt.name, "(:)"))
+        w.locs.append(("type(c_strings), target", f"cs_{nxt.name}", ""))
+        w.pre.append(f"call to_c_strings({nxt.name}, size({nxt.name}), cs_{nxt.name})")
+        w.actual += [f"int(size({nxt.name}), c_int)", f"cs_{nxt.name}%ptr"]
+    elif p.name == "n" and nxt.base == "devmesh_t":
+        w.dummies.append(nxt.name)
+        w.decls.append(("type(devmesh_t), intent(in)", nxt.name, "(:)"))
+        w.locs.append(("type(c_ptr)", f"v_{nxt.name}", f"(max(1, size({nxt.name})))"))
+        w.pre += [f"v_{nxt.name} = c_null_ptr", f"v_{nxt.name}(1:size({nxt.name})) = {nxt.name}(:)%ptr"]
+        w.actual += [f"int(size({nxt.name}), c_int)", f"v_{nxt.name}"]
+    elif p.name.startswith("max"):
+        w.dummies.append(nxt.name)
+        w.decls.append(("integer, intent(inout)", nxt.name, "(:)"))
+        w.locs.append(("integer(c_int)", f"v_{nxt.name}", f"(max(size({nxt.name}), 1))"))
+        w.pre.append(f"v_{nxt.name}(1:size({nxt.name})) = int({nxt.name}, c_int)")
+        w.actual += [f"int(size({nxt.name}), c_int)", f"v_{nxt.name}"]
+        w.post.append(f"{nxt.name} = int(v_{nxt.name}(1:size({nxt.name})))")
+    else:
+        return False
+    return True
+
+
+def mesh_or_string_param(w, p):
+    """devmesh_t -> type(devmesh_t), devmesh_t * and devmesh_request_t * ->
+    intent(inout), a C string -> character(len=*) (blank: NULL), const char
+    ** -> an allocatable string; whether p was one of them."""
+    b, s = p.base, p.stars
+    if b == "devmesh_t" and s == 0 and not p.array:
+        w.dummies.append("mesh")
+        w.decls.append(("type(devmesh_t), intent(in)", "mesh", ""))
+        w.actual.append("mesh%ptr")
+    elif b in ("devmesh_t", "devmesh_request_t") and s == 1:
+        w.dummies.append(p.name)
+        w.decls.append((f"type({b}), intent(inout)", p.name, ""))
+        w.actual.append(f"{p.name}%ptr")  # C writes it only on success
+    elif b == "char" and s == 1 and not p.array:
+        w.dummies.append(p.name)
+        w.decls.append(("character(len=*), intent(in)", p.name, ""))
+        w.locs += [("type(c_strings), target", f"cs_{p.name}", ""), ("type(c_ptr)", f"p_{p.name}", "")]
+        w.pre.append(f"call to_c_name({p.name}, cs_{p.name}, p_{p.name})")
+        w.actual.append(f"p_{p.name}")
+    elif b == "char" and s == 2:
+        w.dummies.append(p.name)
+        w.decls.append(("character(len=:), allocatable, intent(inout)", p.name, ""))
+        w.locs.append(("type(c_ptr)", f"v_{p.name}", ""))
+        w.pre.append(f"v_{p.name} = c_null_ptr")
+        w.actual.append(f"v_{p.name}")
+        w.post.append(f"{p.name} = from_c_string(v_{p.name})")
+    else:
+        return False
+    return True
+
+
+def integer_param(w, p, count_kind):
+    """int * of LOGICAL_INOUT and LOGICAL_OUT -> logical, int * and MPI_Fint
+    * -> integer written on success, int -> integer, size_t -> integer of
+    the kind COUNT_KINDS[count_kind] (negative refused); whether p was one
+    of them."""
+    b, s = p.base, p.stars
+    if b == "int" and s == 1 and p.name in LOGICAL_INOUT:
+        w.dummies.append(p.name)
+        w.decls.append(("logical, intent(inout)", p.name, ""))
+        w.locs.append(("integer(c_int)", f"v_{p.name}", ""))
+        w.pre.append(f"v_{p.name} = merge(1_c_int, 0_c_int, {p.name})")
+        w.actual.append(f"v_{p.name}")
+        w.post.append(f"{p.name} = v_{p.name} /= 0")
+    elif b == "int" and s == 1 and p.name in LOGICAL_OUT:
+        w.dummies.append(p.name)
+        w.decls.append(("logical, intent(inout)", p.name, ""))
+        w.locs.append(("integer(c_int)", f"v_{p.name}", ""))
+        w.pre.append(f"v_{p.name} = 0")
+        w.actual.append(f"v_{p.name}")
+        w.post.append(f"{p.name} = v_{p.name} /= 0")
+    elif b in ("int", "MPI_Fint") and s == 1:
+        w.dummies.append(p.name)
+        w.decls.append(("integer, intent(inout)", p.name, ""))
+        w.locs.append(("integer(c_int)", f"v_{p.name}", ""))
+        w.actual.append(f"v_{p.name}")
+        w.post.append(f"{p.name} = int(v_{p.name})")
+    elif b == "int" and s == 0 and not p.array:
+        w.dummies.append(p.name)
+        w.decls.append(("integer, intent(in)", p.name, ""))
+        w.actual.append(f"int({p.name}, c_int)")
+    elif b == "size_t" and s == 0:
+        w.dummies.append(p.name)
+        w.decls.append((f"{COUNT_KINDS[count_kind or 'default']}, intent(in)", p.name, ""))
+        w.pre.insert(0, f"if (bad_count({p.name}, ierr)) return")
+        w.actual.append(f"int({p.name}, c_size_t)")
+    else:
+        return False
+    return True
+
+
+def pointer_param(w, fn, p):
+    """stream -> an optional c_ptr (moved before ierr), buffers ->
+    assumed-rank arrays; whether p was one of them."""
+    if not (p.base == "void" and p.stars == 1):
+        return False
+    if p.name == "stream":
+        w.stream = True
+        w.actual.append("stream_arg(stream)")
+    else:
+        w.dummies.append(p.name)
+        intent = "in" if p.const else "inout"
+        extra = ", asynchronous" if fn.name in ASYNCHRONOUS else ""
+        w.decls.append((f"type(*), dimension(..), intent({intent}), target, contiguous{extra}", p.name, ""))
+        w.actual.append(f"addr({p.name})")
+    return True
+
+
 def wrapper(fn, count_kind=None):
     """An ierr-last subroutine: devmesh_t -> type(devmesh_t), a C string
     -> character(len=*) (blank: NULL), const char ** -> an allocatable
@@ -332,122 +365,41 @@ def wrapper(fn, count_kind=None):
     (negative refused; of the kind COUNT_KINDS[count_kind], the name then
     suffixed _count_<count_kind>), stream -> an optional c_ptr moved before
     ierr. Returns (name, dummies, dummy declarations, lines)."""
-    dummies, decls, locs, pre, actual, post = [], [], [], [], [], []
+    w = Pieces()
     params = fn.params
     i = 0
-    stream = False
     while i < len(params):
         p = params[i]
-        b, s = p.base, p.stars
         nxt = params[i + 1] if i + 1 < len(params) else None
-        if b == "devmesh_t" and s == 0 and not p.array:
-            dummies.append("mesh")
-            decls.append(("type(devmesh_t), intent(in)", "mesh", ""))
-            actual.append("mesh%ptr")
-        elif b in ("devmesh_t", "devmesh_request_t") and s == 1:
-            dummies.append(p.name)
-            decls.append((f"type({b}), intent(inout)", p.name, ""))
-            actual.append(f"{p.name}%ptr")  # C writes it only on success
-        elif b == "char" and s == 1 and not p.array:
-            dummies.append(p.name)
-            decls.append(("character(len=*), intent(in)", p.name, ""))
-            locs += [("type(c_strings), target", f"cs_{p.name}", ""), ("type(c_ptr)", f"p_{p.name}", "")]
-            pre.append(f"call to_c_name({p.name}, cs_{p.name}, p_{p.name})")
-            actual.append(f"p_{p.name}")
-        elif b == "char" and s == 2:
-            dummies.append(p.name)
-            decls.append(("character(len=:), allocatable, intent(inout)", p.name, ""))
-            locs.append(("type(c_ptr)", f"v_{p.name}", ""))
-            pre.append(f"v_{p.name} = c_null_ptr")
-            actual.append(f"v_{p.name}")
-            post.append(f"{p.name} = from_c_string(v_{p.name})")
-        elif b == "int" and s == 0 and p.name == "n" and nxt is not None and nxt.array and nxt.base == "char":
-            dummies.append(nxt.name)
-            decls.append(("character(len=*), intent(in)", nxt.name, "(:)"))
-            locs.append(("type(c_strings), target", f"cs_{nxt.name}", ""))
-            pre.append(f"call to_c_strings({nxt.name}, size({nxt.name}), cs_{nxt.name})")
-            actual += [f"int(size({nxt.name}), c_int)", f"cs_{nxt.name}%ptr"]
+        if paired_param(w, p, nxt):
             i += 1
-        elif b == "int" and s == 0 and p.name == "n" and nxt is not None and nxt.array and nxt.base == "devmesh_t":
-            dummies.append(nxt.name)
-            decls.append(("type(devmesh_t), intent(in)", nxt.name, "(:)"))
-            locs.append(("type(c_ptr)", f"v_{nxt.name}", f"(max(1, size({nxt.name})))"))
-            pre += [f"v_{nxt.name} = c_null_ptr", f"v_{nxt.name}(1:size({nxt.name})) = {nxt.name}(:)%ptr"]
-            actual += [f"int(size({nxt.name}), c_int)", f"v_{nxt.name}"]
-            i += 1
-        elif b == "int" and s == 0 and p.name.startswith("max") and nxt is not None and nxt.array:
-            dummies.append(nxt.name)
-            decls.append(("integer, intent(inout)", nxt.name, "(:)"))
-            locs.append(("integer(c_int)", f"v_{nxt.name}", f"(max(size({nxt.name}), 1))"))
-            pre.append(f"v_{nxt.name}(1:size({nxt.name})) = int({nxt.name}, c_int)")
-            actual += [f"int(size({nxt.name}), c_int)", f"v_{nxt.name}"]
-            post.append(f"{nxt.name} = int(v_{nxt.name}(1:size({nxt.name})))")
-            i += 1
-        elif b == "int" and s == 1 and p.name in LOGICAL_INOUT:
-            dummies.append(p.name)
-            decls.append(("logical, intent(inout)", p.name, ""))
-            locs.append(("integer(c_int)", f"v_{p.name}", ""))
-            pre.append(f"v_{p.name} = merge(1_c_int, 0_c_int, {p.name})")
-            actual.append(f"v_{p.name}")
-            post.append(f"{p.name} = v_{p.name} /= 0")
-        elif b == "int" and s == 1 and p.name in LOGICAL_OUT:
-            dummies.append(p.name)
-            decls.append(("logical, intent(inout)", p.name, ""))
-            locs.append(("integer(c_int)", f"v_{p.name}", ""))
-            pre.append(f"v_{p.name} = 0")
-            actual.append(f"v_{p.name}")
-            post.append(f"{p.name} = v_{p.name} /= 0")
-        elif b in ("int", "MPI_Fint") and s == 1:
-            dummies.append(p.name)
-            decls.append(("integer, intent(inout)", p.name, ""))
-            locs.append(("integer(c_int)", f"v_{p.name}", ""))
-            actual.append(f"v_{p.name}")
-            post.append(f"{p.name} = int(v_{p.name})")
-        elif b == "int" and s == 0 and not p.array:
-            dummies.append(p.name)
-            decls.append(("integer, intent(in)", p.name, ""))
-            actual.append(f"int({p.name}, c_int)")
-        elif b == "size_t" and s == 0:
-            dummies.append(p.name)
-            decls.append((f"{COUNT_KINDS[count_kind or 'default']}, intent(in)", p.name, ""))
-            pre.insert(0, f"if (bad_count({p.name}, ierr)) return")
-            actual.append(f"int({p.name}, c_size_t)")
-        elif b == "void" and s == 1 and p.name == "stream":
-            stream = True
-            actual.append("stream_arg(stream)")
-        elif b == "void" and s == 1:
-            dummies.append(p.name)
-            intent = "in" if p.const else "inout"
-            extra = ", asynchronous" if fn.name in ASYNCHRONOUS else ""
-            decls.append((f"type(*), dimension(..), intent({intent}), target, contiguous{extra}", p.name, ""))
-            actual.append(f"addr({p.name})")
-        else:
+        elif not (mesh_or_string_param(w, p) or integer_param(w, p, count_kind) or pointer_param(w, fn, p)):
             raise ValueError(f"{fn.name}: parameter '{p}' has no generated Fortran form")
         i += 1
-    if stream:
-        dummies.append("stream")
-        decls.append(("type(c_ptr), intent(in), optional", "stream", ""))
-    dummies.append("ierr")
-    decls.append(("integer, intent(out), optional", "ierr", ""))
+    if w.stream:
+        w.dummies.append("stream")
+        w.decls.append(("type(c_ptr), intent(in), optional", "stream", ""))
+    w.dummies.append("ierr")
+    w.decls.append(("integer, intent(out), optional", "ierr", ""))
     public = fn.name[:-2] if fn.name.endswith("_f") else fn.name
     name = public[len("devmesh_"):] + "_int" if fn.name.endswith("_f") else public
     if count_kind:
         name = public[len("devmesh_"):] + "_count_" + count_kind
-    body = list(pre)
-    call = f"{fortran_name(fn.name)}({', '.join(actual)})"
-    if post:
-        locs.append(("integer(c_int)", "st", ""))
+    body = list(w.pre)
+    call = f"{fortran_name(fn.name)}({', '.join(w.actual)})"
+    if w.post:
+        w.locs.append(("integer(c_int)", "st", ""))
         body.append(f"st = {call}")
         body.append("if (st == DEVMESH_SUCCESS) then")
-        body += [f"  {line}" for line in post]
+        body += [f"  {line}" for line in w.post]
         body.append("end if")
         body.append(f"call finish(st, '{public}', ierr)")
     else:
         body.append(f"call finish({call}, '{public}', ierr)")
     body = [l for line in body for l in wrap(line, 0)]
     out = wrap_comment("  !>", f"{public}: see {fn.header}. {fn.note}")
-    out += subroutine(name, dummies, decls + locs, body)
-    return name, dummies, decls, out
+    out += subroutine(name, w.dummies, w.decls + w.locs, body)
+    return name, w.dummies, w.decls, out
 
 
 def split_top(text):
@@ -464,11 +416,25 @@ def split_top(text):
     return parts + [cur.strip()] if cur.strip() else parts
 
 
+def hand_written_text(path):
+    """The text of a hand-written Fortran file with each `include` of a file
+    beside it replaced by that file's text (the generated includes, which
+    are not beside it, stay as they are)."""
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    out = []
+    for line in lines:
+        m = re.match(r"\s*include\s+'([^']+)'\s*$", line, flags=re.I)
+        part = os.path.join(os.path.dirname(path), m.group(1)) if m else None
+        out.append(hand_written_text(part) if part and os.path.isfile(part) else line)
+    return "\n".join(out)
+
+
 def int_procedures(path):
     """(name, dummies, dummy declarations) of the subroutines <x>_int of a
-    hand-written Fortran file: the `use mpi` forms of generics."""
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
+    hand-written Fortran file and the files it includes: the `use mpi` forms
+    of generics."""
+    text = hand_written_text(path)
     text = re.sub(r"&[ \t]*\n[ \t]*&?", " ", "\n".join(l.split("!", 1)[0] for l in text.splitlines()))
     stmts = text.splitlines()
     out = []

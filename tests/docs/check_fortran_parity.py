@@ -4,13 +4,13 @@
 Runs lib/fortran/gen_fortran_interface.py into a temporary directory and
 reads what it generates (the module devmesh_c_interface, the public names
 and wrappers it adds to the module devmesh) together with the hand-written
-lib/fortran/devmesh.f90. For each DEVMESH_C_API function of devmesh.h the
-module devmesh must make a procedure of the same name public and, where
-the function takes or returns an MPI handle (MPI_Comm, MPI_Group), the
-generated interface must bind its MPI_Fint twin <name>_f from
-lib/fortran/devmesh_fortran.h, else the function itself. Every twin must
-have its C function, and every bound C name must exist. Fails naming each
-function that breaks this.
+lib/fortran/devmesh.f90 and the parts it includes. For each DEVMESH_C_API
+function of devmesh.h the module devmesh must make a procedure of the same
+name public and, where the function takes or returns an MPI handle
+(MPI_Comm, MPI_Group), the generated interface must bind its MPI_Fint twin
+<name>_f from lib/fortran/devmesh_fortran.h, else the function itself.
+Every twin must have its C function, and every bound C name must exist.
+Fails naming each function that breaks this.
 
 usage: check_fortran_parity.py SOURCE_ROOT
 """
@@ -37,9 +37,11 @@ if not c_functions:
     sys.exit("no DEVMESH_C_API function found in include/devmesh/devmesh.h")
 
 
-def fortran_statements(path):
-    with open(path, encoding="utf-8") as f:
-        lines = [line.split("!", 1)[0] for line in f.read().splitlines()]
+def fortran_statements(path, text=None):
+    if text is None:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    lines = [line.split("!", 1)[0] for line in text.splitlines()]
     return re.sub(r"&\s*\n\s*&?", " ", "\n".join(lines))
 
 
@@ -48,7 +50,7 @@ with tempfile.TemporaryDirectory() as out:
                    + headers, check=True)
     source = "\n".join(fortran_statements(os.path.join(out, name))
                        for name in ("devmesh_c_interface.f90", "devmesh_public.inc", "devmesh_wrappers.inc"))
-source += "\n" + fortran_statements(hand_written)
+source += "\n" + fortran_statements(hand_written, gen.hand_written_text(hand_written))
 
 # The names of the bare `public ::` statements (not `integer, parameter,
 # public ::` constants) and the C names bound.
