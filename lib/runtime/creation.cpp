@@ -265,10 +265,50 @@ void adopt_layout(Creation& c) {
   c.digest = h.h;
 }
 
+// The members in root-index order, as a group (no communicator yet).
+MPI_Group member_group(const Creation& c) {
+  MPI_Group parent_group = MPI_GROUP_NULL, group = MPI_GROUP_NULL;
+  DEVMESH_MPI(MPI_Comm_group(c.parent, &parent_group));
+  if (!c.has_rank_list()) return parent_group;
+  const int rc = MPI_Group_incl(parent_group, static_cast<int>(c.order.size()), c.order.data(), &group);
+  MPI_Group_free(&parent_group);
+  check_mpi(rc, "MPI_Group_incl");
+  return group;
+}
+
+// Hands the state what the creation made or was given: the root
+// communicator, the parent of devmesh's own, the backends opened, the
+// program's communicators (kind comms), the hosts found.
+void stock_state(Creation& c, MeshState& state, MPI_Comm root_comm, bool group_is_root) {
+  const CreationRequest& r = c.request;
+  if (root_comm != MPI_COMM_NULL) state.take_root_comm(root_comm);
+  if (group_is_root) state.take_root_comm(std::exchange(c.group_comm, MPI_COMM_NULL));
+  if (r.owns_parent) {
+    MPI_Comm parent = std::exchange(c.request.parent, MPI_COMM_NULL);
+    if (c.parent_is_root)
+      state.take_root_comm(parent);
+    else
+      state.take_parent(parent);
+  }
+  state.inherit_errhandler(c.parent);
+  for (auto& [spec, instance] : c.backends) state.add_backend(spec, std::move(instance));
+  if (r.kind == CreationKind::comms) {
+    const View& root = *c.view;
+    for (std::size_t d = 0; d < root.ndim(); ++d)
+      state.insert_program_comm(root.dims()[d].layout, r.comms[d], root.dims()[d].name);
+  }
+  if (c.hosts) {
+    // Host-major over uniform hosts.
+    auto hosts = std::make_shared<RootHosts>();
+    hosts->caller = *c.hosts;
+    hosts->local_size = c.hosts->local_size;
+    state.set_hosts(std::move(hosts));
+  }
+}
+
 // Builds the root's state once every rank agreed. Collective over the
-// parent: host discovery for plugin backends unless known already, and,
-// for a host-aware mesh from a group where dims' communicators do not come
-// from their groups, the root communicator.
+// parent: host discovery for plugin backends unless known already, and the
+// root communicator where the mode needs one now.
 Mesh build(Creation& c) {
   const CreationRequest& r = c.request;
   // Backends that pick a device by the rank's position on its host say so
@@ -278,21 +318,10 @@ Mesh build(Creation& c) {
     return (b.second->table().capabilities & DEVMESH_BACKEND_CAP_HOST_LOCAL_RANK) != 0;
   });
   const int host_rank = !by_host ? -1 : c.hosts ? c.hosts->local_rank : discover_hosts(c.parent).local_rank;
-  // The members in root-index order, as a group (no communicator yet).
-  MPI_Group parent_group = MPI_GROUP_NULL, group = MPI_GROUP_NULL;
-  DEVMESH_MPI(MPI_Comm_group(c.parent, &parent_group));
-  if (!c.has_rank_list()) {
-    group = parent_group;
-  } else {
-    const int rc = MPI_Group_incl(parent_group, static_cast<int>(c.order.size()), c.order.data(), &group);
-    MPI_Group_free(&parent_group);
-    check_mpi(rc, "MPI_Group_incl");
-  }
-  // A mesh from a group over a parent devmesh made from that group
-  // (host_aware) has its root communicator made here, as that parent is
-  // freed at the end of creation; where the group's communicator or a
-  // parent of devmesh's own is the root already, it is that. Otherwise the
-  // mode says whether it needs one now.
+  MPI_Group group = member_group(c);
+  // Where the group's communicator (a mesh from a group, not host_aware)
+  // or a parent of devmesh's own is the root already, it is the root
+  // communicator; otherwise the mode says whether it needs one now.
   const bool group_is_root = c.group_comm != MPI_COMM_NULL && !r.options.host_aware;
   c.parent_is_root = r.owns_parent && c.view->root_size() == c.world &&
                      (!c.has_rank_list() || std::is_sorted(c.order.begin(), c.order.end()));
@@ -325,30 +354,8 @@ Mesh build(Creation& c) {
     throw;
   }
   // The state frees what it takes from here on, also if what follows throws.
-  if (root_comm != MPI_COMM_NULL) state->take_root_comm(root_comm);
-  if (group_is_root) state->take_root_comm(std::exchange(c.group_comm, MPI_COMM_NULL));
-  if (r.owns_parent) {
-    MPI_Comm parent = std::exchange(c.request.parent, MPI_COMM_NULL);
-    if (c.parent_is_root)
-      state->take_root_comm(parent);
-    else
-      state->take_parent(parent);
-  }
-  state->inherit_errhandler(c.parent);
-  for (auto& [spec, instance] : c.backends) state->add_backend(spec, std::move(instance));
-  if (r.kind == CreationKind::comms) {
-    const View& root = *c.view;
-    for (std::size_t d = 0; d < root.ndim(); ++d)
-      state->insert_program_comm(root.dims()[d].layout, r.comms[d], root.dims()[d].name);
-  }
+  stock_state(c, *state, root_comm, group_is_root);
   mode_of(r).finish(c, *state);
-  if (c.hosts) {
-    // Host-major over uniform hosts.
-    auto hosts = std::make_shared<RootHosts>();
-    hosts->caller = *c.hosts;
-    hosts->local_size = c.hosts->local_size;
-    state->set_hosts(std::move(hosts));
-  }
   return MeshAccess::make(std::move(*c.view), std::move(state));
 }
 

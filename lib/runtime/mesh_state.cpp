@@ -78,13 +78,6 @@ int parent_keyval() {
   return key;
 }
 
-// "devmesh:<dim>", cut to what MPI_Comm_set_name keeps.
-std::string comm_name(std::string_view dim) {
-  std::string name = "devmesh:";
-  name.append(dim.substr(0, MPI_MAX_OBJECT_NAME - 1 - name.size()));
-  return name;
-}
-
 // "devmesh:<seq>.<digest>:", the start of a root's creation tags.
 std::string tag_prefix_of(std::uint64_t seq, std::uint64_t digest) {
   // "devmesh:" is 8 bytes and each number at most 20 digits, so the bounds
@@ -95,19 +88,6 @@ std::string tag_prefix_of(std::uint64_t seq, std::uint64_t digest) {
   at = std::to_chars(at, buf + 62, digest).ptr;
   *at++ = ':';
   return std::string(buf, at);
-}
-
-// The cache key of a layout: its coalesced modes (a size-1 dim has none),
-// all positive, so that no layout's key starts like a Cartesian view's.
-std::vector<index_t> key_of(const Layout& layout) {
-  const Layout modes = coalesce(layout);
-  std::vector<index_t> key;
-  key.reserve(2 * modes.modes.size());
-  for (const Mode& m : modes.modes) {
-    key.push_back(m.size);
-    key.push_back(m.stride);
-  }
-  return key;
 }
 
 // A layout's part of a creation tag: its key's numbers, the same on every
@@ -123,27 +103,27 @@ std::string layout_tag(const std::vector<index_t>& key) {
   return out;
 }
 
-// The root dims whose modes make up `layout` in root order (MPI_Cart_sub's
-// remain_dims), or an empty vector when the layout is not such a sub-grid
-// or keeps no dim (a layout of size 1: MPI_Cart_sub keeping no dim makes
-// one 0-dimensional grid of a single process, MPI_COMM_NULL elsewhere).
-std::vector<int> cart_remain(const View& root, const Layout& layout) {
-  const Layout want = coalesce(layout);
-  std::vector<int> remain(root.ndim(), 0);
-  Layout picked;
-  for (std::size_t i = 0; i < root.ndim(); ++i) {
-    const Mode m = root.dims()[i].layout.modes[0];
-    for (const Mode& lm : layout.modes)
-      if (m.size > 1 && lm == m) {
-        remain[i] = 1;
-        picked.modes.push_back(m);
-      }
-  }
-  if (picked.modes.empty() || coalesce(picked) != want) return {};
-  return remain;
+}  // namespace
+
+// "devmesh:<dim>", cut to what MPI_Comm_set_name keeps.
+std::string comm_name(std::string_view dim) {
+  std::string name = "devmesh:";
+  name.append(dim.substr(0, MPI_MAX_OBJECT_NAME - 1 - name.size()));
+  return name;
 }
 
-}  // namespace
+// The cache key of a layout: its coalesced modes (a size-1 dim has none),
+// all positive, so that no layout's key starts like a Cartesian view's.
+std::vector<index_t> key_of(const Layout& layout) {
+  const Layout modes = coalesce(layout);
+  std::vector<index_t> key;
+  key.reserve(2 * modes.modes.size());
+  for (const Mode& m : modes.modes) {
+    key.push_back(m.size);
+    key.push_back(m.stride);
+  }
+  return key;
+}
 
 BackendSpec backend_of(const MeshOptions& options, std::string_view dim) {
   BackendSpec spec{options.backend, {}};
@@ -236,24 +216,6 @@ void MeshState::release() noexcept {
 void MeshState::check_alive(const Lock&) const {
   if (released_) throw Error(Status::invalid_argument, "the mesh was released by MPI_Finalize");
   failure_->check("an operation of the mesh");
-}
-
-template <class F>
-decltype(auto) MeshState::watching(F&& f) {
-  using R = decltype(f());
-  if constexpr (std::is_void_v<R>) {
-    failure_->run(f);
-  } else if constexpr (std::is_reference_v<R>) {
-    std::remove_reference_t<R>* out = nullptr;
-    auto call = [&] { out = &f(); };
-    failure_->run(call);
-    return *out;
-  } else {
-    R out{};
-    auto call = [&] { out = f(); };
-    failure_->run(call);
-    return out;
-  }
 }
 
 void MeshState::inherit_errhandler(MPI_Comm parent) {
@@ -624,131 +586,6 @@ std::shared_ptr<const RootHosts> MeshState::hosts() {
 void MeshState::set_hosts(std::shared_ptr<const RootHosts> hosts) {
   Lock lock(mutex_);
   if (!hosts_) hosts_ = std::move(hosts);
-}
-
-MPI_Comm MeshState::cart(const View& view, std::vector<int> periods) {
-  Lock lock(mutex_);
-  return watching([&] { return cart(lock, view, std::move(periods)); });
-}
-
-MPI_Comm MeshState::cart(const Lock& lock, const View& view, std::vector<int> per) {
-  check_alive(lock);
-  if (per.empty()) per.assign(view.ndim(), 0);
-  // The key tells the grid apart from any other with the same members and
-  // from every layout's key (which has no negative entry): each dim's
-  // coalesced modes after a -1, then the periods after a -2.
-  std::vector<index_t> key;
-  Layout flat;
-  std::string joined;
-  for (const Dim& d : view.dims()) {
-    joined += (joined.empty() ? "" : "_") + d.name;
-    key.push_back(-1);
-    for (index_t k : key_of(d.layout)) key.push_back(k);
-    flat.modes.insert(flat.modes.end(), d.layout.modes.begin(), d.layout.modes.end());
-  }
-  key.push_back(-2);
-  for (int p : per) key.push_back(p ? 1 : 0);
-  if (Handout* h = find(lock, key)) return h->comm;
-  const bool plain_root = view.is_root() && std::none_of(per.begin(), per.end(), [](int p) { return p; });
-  std::string name = "devmesh:cart";
-  if (!plain_root) {
-    name += ":";
-    for (std::size_t i = 0; i < view.ndim(); ++i) name += (i ? "," : "") + view.dims()[i].name;
-    if (name.size() >= MPI_MAX_OBJECT_NAME) name.resize(MPI_MAX_OBJECT_NAME - 1);
-  }
-  std::vector<int> dims;
-  for (const Dim& d : view.dims()) dims.push_back(static_cast<int>(d.size()));
-  // Cart rank k must be local rank k of the flattened layout: the root
-  // communicator is that when the layout is the identity (the root view in
-  // its own order), and so is a watched parent while it lives if root
-  // index x is parent rank x; otherwise the flattened layout's own
-  // communicator.
-  const Layout whole = coalesce(flat);
-  const bool identity =
-      size(flat) == root_size_ && (whole.modes.empty() || (whole.modes.size() == 1 && whole.modes[0].stride == 1));
-  MPI_Comm over = MPI_COMM_NULL;
-  if (identity && root_comm_ == MPI_COMM_NULL && !root_listed_) over = live_parent(lock);
-  if (over == MPI_COMM_NULL) over = identity ? root_comm(lock) : entry(lock, flat, joined).comm;
-  MPI_Comm c = MPI_COMM_NULL;
-  DEVMESH_MPI(MPI_Cart_create(over, static_cast<int>(dims.size()), dims.data(), per.data(), 0, &c));
-  return_errors(c);  // frees it on failure
-  return hand_out(lock, std::move(key), c, std::move(name)).comm;
-}
-
-void MeshState::create_comms(const View& v, CommPath path) {
-  Lock lock(mutex_);
-  watching([&] { create_comms(lock, v, path); });
-}
-
-void MeshState::create_comms(const Lock& lock, const View& v, CommPath path) {
-  // No MPI call after MPI_Finalize (the check below is one).
-  check_alive(lock);
-  // All members must ask for the same layouts by the same path, or the
-  // creations below would not match up: check first, fail everywhere. An
-  // unknown path takes part in the check too, so that a member passing one
-  // alone fails with the others instead of leaving them waiting.
-  const bool known_path = path >= CommPath::automatic && path <= CommPath::cart_sub;
-  Hash p, views;
-  p.add(static_cast<std::int64_t>(path));
-  for (const Dim& d : v.dims()) {
-    views.add(d.name);
-    for (index_t k : key_of(d.layout)) views.add(k);
-  }
-  // Over the parent while the program keeps it (see all_members): no
-  // communicator of all members is made for the check alone.
-  const bool had_root = root_comm_ != MPI_COMM_NULL;
-  MPI_Comm all = MPI_COMM_NULL;
-  try {
-    all = all_members(lock);
-    const Status local = known_path ? Status::success : Status::invalid_argument;
-    const Field fields[] = {{"creation paths", p.h}, {"views", views.h}};
-    detail::agree(all, "create_comms", fields, local,
-                  "unknown creation path " + std::to_string(static_cast<int>(path)));
-  } catch (const Error&) {
-    // A failed call leaves nothing made.
-    if (!had_root && root_comm_ != MPI_COMM_NULL && MPI_Comm_free(&root_comm_) == MPI_SUCCESS) --created_;
-    throw;
-  }
-  std::optional<View> root;  // the root view, for cart_sub
-  for (const Dim& d : v.dims()) {
-    if (path == CommPath::automatic || path == CommPath::create_group) {
-      entry(lock, d.layout, d.name);
-      continue;
-    }
-    std::vector<index_t> key = key_of(d.layout);
-    // Whether made already (even if the program freed it since: that is
-    // reported after these collectives, where every member is past them).
-    const bool have = handouts_.count(key) != 0;
-    MPI_Comm c = MPI_COMM_NULL;
-    if (path == CommPath::split) {
-      const int color = have ? MPI_UNDEFINED : static_cast<int>(group_base(d.layout, index_));
-      DEVMESH_MPI(MPI_Comm_split(all, color, static_cast<int>(local_index(d.layout, index_)), &c));
-    } else {  // cart_sub
-      if (!root) root = v.root();
-      std::vector<int> remain = cart_remain(*root, d.layout);
-      if (remain.empty()) {
-        entry(lock, d.layout, d.name);
-        continue;
-      }
-      DEVMESH_MPI(MPI_Cart_sub(cart(lock, *root, {}), remain.data(), &c));
-      if (have) {
-        MPI_Comm_free(&c);
-        continue;
-      }
-    }
-    if (c == MPI_COMM_NULL) continue;
-    return_errors(c);
-    hand_out(lock, std::move(key), c, comm_name(d.name));
-  }
-  // Each dim's backend communicator, made now where its making is a
-  // collective (all root members are here together); one made locally
-  // (LOCAL_CREATE: a wrapper of the communicator) is made when first used,
-  // as after comm(dim).
-  for (const Dim& d : v.dims()) {
-    const BackendSpec spec = backend_of(lock, d);
-    if (load_backend(spec.name).capabilities & DEVMESH_BACKEND_CAP_LOCAL_CREATE) continue;
-    communicator(lock, d.layout, d.name, spec, true);
-  }
 }
 
 }  // namespace devmesh::detail

@@ -16,6 +16,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "devmesh/hosts.hpp"
@@ -281,6 +282,29 @@ class MeshState : public std::enable_shared_from_this<MeshState> {
   std::vector<index_t> old_index_;
   index_t old_size_ = 0;
 };
+
+template <class F>
+inline decltype(auto) MeshState::watching(F&& f) {
+  using R = decltype(f());
+  if constexpr (std::is_void_v<R>) {
+    failure_->run(f);
+  } else if constexpr (std::is_reference_v<R>) {
+    std::remove_reference_t<R>* out = nullptr;
+    auto call = [&] { out = &f(); };
+    failure_->run(call);
+    return *out;
+  } else {
+    R out{};
+    auto call = [&] { out = f(); };
+    failure_->run(call);
+    return out;
+  }
+}
+
+// The name MPI_Comm_get_name gives a communicator devmesh hands out for dim.
+std::string comm_name(std::string_view dim);
+// A layout's identity among the root's: its coalesced modes' sizes and strides.
+std::vector<index_t> key_of(const Layout& layout);
 
 // The backend a dim of the mesh runs on by the options, with its options:
 // the dim's override and options, else the mesh default and its options.
