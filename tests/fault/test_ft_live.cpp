@@ -178,7 +178,7 @@ BOOST_AUTO_TEST_CASE(allreduce_with_a_deadline_sums_every_group_size) {
 // A backend that cannot open on one survivor fails the shrink on every
 // survivor alike, with that rank's message: the shrink skips creation's
 // argument agreement, so the failure is carried to the agreement that ends
-// it (creation.cpp, check_agreed).
+// it (ulfm/creation_mode.cpp, check_agreed).
 BOOST_AUTO_TEST_CASE(a_backend_failing_on_one_survivor_fails_the_shrink_everywhere) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   devmesh::MeshOptions o;
