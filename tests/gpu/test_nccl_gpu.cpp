@@ -310,9 +310,10 @@ Timing timed(F&& f, int k, cudaStream_t s) {
 //   C API        devmesh_allreduce(m, "tp", ...), a mesh of the C API (its own
 //                NCCL communicator on the same GPU, buffers and stream)
 // Each is the median over rounds of the time per call of a batch; the
-// difference is the median over rounds of devmesh's batch minus raw's.
-// Below 1 MiB devmesh must be within 1 us of raw; from 1 MiB, within
-// max(1 us, 3%).
+// difference is the median over rounds of devmesh's batch minus raw's in
+// the same round (paired), and the ratio from 1 MiB is raw's median plus
+// that difference over raw's median. Below 1 MiB the difference must be at
+// most 1 us; from 1 MiB, at most max(1 us, 3% of raw).
 void cost_per_call() {
   MeshOptions o;
   o.backend = "nccl";
@@ -325,7 +326,8 @@ void cost_per_call() {
   const int shape[2] = {1, 1};
   const char* names[2] = {"dp", "tp"};
   CHECK(devmesh_create_ex(MPI_COMM_WORLD, 2, shape, names, &cfg, &cm) == DEVMESH_SUCCESS);
-  CHECK(devmesh_nccl_comm(cm, "tp", nullptr) == DEVMESH_SUCCESS);
+  ncclComm_t c_comm = nullptr;
+  CHECK(devmesh_nccl_comm(cm, "tp", &c_comm) == DEVMESH_SUCCESS && c_comm != nullptr);
   const std::size_t most = std::size_t{1} << 28;
   char *a = nullptr, *b = nullptr;
   cudaMalloc(&a, most);
@@ -389,7 +391,8 @@ void cost_per_call() {
         if (rc != DEVMESH_SUCCESS) ++call_errors;
       };
       const bool large = bytes >= (std::size_t{1} << 20);
-      const int k = large ? 20 : 100, rounds = 30, ways = 5;
+      const int ways = 5;
+      int k = 100, rounds = 30;
       std::vector<double> wall[ways], host[ways], diff;
       auto one = [&](int w) {
         switch (w) {
@@ -401,6 +404,15 @@ void cost_per_call() {
         }
       };
       for (int w = ways - 1; w >= 0; --w) one(w);  // warm up each way, devmesh's first
+      // A call of 20 us or more (alltoall's grouped send/recv, the largest
+      // sizes) varies by microseconds from batch to batch: many rounds of
+      // short batches, about 2.5 s a size, bring the paired median's noise
+      // under the bound it is judged by.
+      const double per_call = timed(raw_call, 10, s).wall;
+      if (per_call >= 20e-6) {
+        k = 10;
+        rounds = std::clamp(static_cast<int>(2.5 / (ways * k * per_call)), 30, 1000);
+      }
       for (int r = 0; r < rounds; ++r) {
         Timing t[ways];
         for (int i = 0; i < ways; ++i) {
@@ -415,11 +427,11 @@ void cost_per_call() {
       }
       const double dev = median(wall[3]), rawt = median(wall[0]), d = median(diff);
       std::printf("RESULT cost %s %zu B: devmesh %.2f us, raw NCCL %.2f us", op, bytes, dev, rawt);
-      if (large) std::printf(", ratio %.3f", dev / rawt);
+      if (large) std::printf(", ratio %.3f", (rawt + d) / rawt);
       std::printf(" (difference %+.2f us; held Communicator %.2f us, raw + async-error query %.2f us, C API %.2f us;"
-                  " host per call: devmesh %.2f us, raw %.2f us)\n",
-                  d, median(wall[2]), median(wall[1]), median(wall[4]), median(host[3]), median(host[0]));
-      const bool ok = large ? dev <= rawt * 1.03 || dev - rawt <= 1.0 : d <= 1.0;
+                  " host per call: devmesh %.2f us, raw %.2f us; %d rounds of %d calls)\n",
+                  d, median(wall[2]), median(wall[1]), median(wall[4]), median(host[3]), median(host[0]), rounds, k);
+      const bool ok = d <= (large ? std::max(1.0, 0.03 * rawt) : 1.0);
       if (!ok) {
         std::printf("FAIL cost %s %zu B: devmesh over its bound (%s)\n", op, bytes,
                     large ? "max(1 us, 3%)" : "1 us");
