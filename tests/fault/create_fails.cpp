@@ -30,7 +30,7 @@
 // Either way every member's first call must fail, and every member's
 // second must succeed with the right groups.
 //
-// Each member prints one line, "rank R: ..." (run_create_fails.sh judges
+// Each member prints one line, "rank R: ..." (run_fault.py create-fails judges
 // them); the job may stay in MPI_Finalize after the death (ULFM).
 #include <mpi.h>
 

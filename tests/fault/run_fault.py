@@ -1,26 +1,47 @@
 #!/usr/bin/env python3
-"""run_fault.py MPIEXEC PROGRAM [--gloo] [--local-revoke] [--ranks P] [--runs N]: kills ranks
-of an HSDP mesh of P ranks (replicate=P/2, shard=2, fault_tolerance; P even,
-at least 4; default DEVMESH_FAULT_RANKS, else 8) at chosen points, N times
-(default DEVMESH_FAULT_RUNS, else 50), and judges each run by what the survivors report
-(hsdp_fault.cpp): every survivor ends (no hang), its operations failed with
-PROC_FAILED or REVOKED, it agreed on the failed set, and the mesh it shrank
-to along replicate has the groups a brute-force reference gives (where no
-replicate slice is left, at P = 4, the same invalid_argument). The job
-itself may stay in MPI_Finalize after a death (ULFM): it is ended once every
-survivor has reported, or after a bound.
+"""run_fault.py: the fault suite's one harness. It starts a job whose ranks
+die (SIGKILL) or stop (SIGSTOP) at planned points, under the tests'
+launcher with ULFM (`mpiexec -ft`), and judges it by what the survivors
+report. A job with a dead rank may stay in MPI_Finalize (ULFM): it is ended
+once every survivor has reported, or after a bound. The test table
+(tests/meson.build, launcher 'ulfm' with 'kill') starts it as
 
-Then deadlines: a rank stops (SIGSTOP) instead of dying, on a mesh with a
-2 s deadline; every other rank must fail with TIMEOUT or REVOKED within
-the deadline plus one second of entering the operation it was cut from (no
-shrink: the stopped rank lives). With --gloo the shard dim also runs on
-Gloo (DEVMESH_BACKEND_PATH must find its plugin), for kills and stops;
-with --local-revoke on the test plugin localrevoke3, whose revoke stays on
-the calling rank as NCCL's does (the mesh's watcher spreads it).
+    run_fault.py KIND MPIEXEC N PROGRAM [ARGS...]
 
-usage: run_fault.py MPIEXEC PROGRAM [--gloo] [--local-revoke] [--ranks P] [--runs N]
+KIND:
+  hsdp          PROGRAM is hsdp_fault.cpp; ARGS: [--gloo] [--local-revoke]
+                [--runs R]. Kills ranks of an HSDP mesh of N ranks
+                (replicate=N/2, shard=2, fault_tolerance; N even, at least 4)
+                at chosen points, R times (default DEVMESH_FAULT_RUNS, else
+                50): every survivor ends (no hang), its operations failed
+                with PROC_FAILED or REVOKED, it agreed on the failed set, and
+                the mesh it shrank to along replicate has the groups a
+                brute-force reference gives (where no replicate slice is
+                left, at N = 4, the same invalid_argument). Then deadlines:
+                a rank stops instead of dying, on a mesh with a 2 s deadline;
+                every other rank must fail with TIMEOUT or REVOKED within the
+                deadline plus one second of entering the operation it was cut
+                from. With --gloo the shard dim also runs on Gloo, with
+                --local-revoke on the test plugin localrevoke3, whose revoke
+                stays on the calling rank as NCCL's does.
+  create-fails  PROGRAM is create_fails.cpp, ARGS WHERE WHEN (see there), N
+                = 4: every first call failed (rank 1 with the failure it was
+                given, the others with REVOKED where rank 1 revoked a
+                communicator of devmesh's, with rank 1's failure where it is
+                shared over MPI_COMM_WORLD), and every second call made the
+                right mesh.
+  elastic       an elastic example (HSDP replicate=4 x shard=2, rank 5 killed
+                mid-run), N = 8: the 6 ranks of the 3 whole replicas finish
+                with correct parameters on a (3, 2) mesh, rank 4 (the dead
+                rank's partner) reports itself a spare.
+
+    run_fault.py judge-elastic FILE
+
+judges FILE, the output of an elastic run made elsewhere (a Slurm job, the
+two-host bed), as `elastic` does.
 """
 import json
+import re
 import os
 import random
 import signal
@@ -29,7 +50,7 @@ import sys
 import tempfile
 import time
 
-RANKS, SHAPE = 8, (4, 2)  # set by main (--ranks)
+RANKS, SHAPE = 8, (4, 2)  # set by hsdp (N)
 POINTS = ["creation", "first_comm", "shard_allreduce", "replicate_allreduce", "p2p", "agree"]
 BOUND = float(os.environ.get("DEVMESH_FAULT_BOUND", "60"))
 DEADLINE = 2.0
@@ -151,17 +172,16 @@ def run_once(mpiexec, program, victim, point, second, backend=None):
         return problems, took, detect
 
 
-def main():
+def hsdp(mpiexec, ranks, program, flags):
     global RANKS, SHAPE
-    mpiexec, program, flags = sys.argv[1], sys.argv[2], sys.argv[3:]
+    RANKS = ranks
+    if RANKS < 4 or RANKS % 2:
+        sys.exit(f"{RANKS} ranks: the mesh (P/2, 2) needs an even P of at least 4")
+    SHAPE = (RANKS // 2, 2)
 
     def option(name, default):
         return flags[flags.index(name) + 1] if name in flags[:-1] else default
 
-    RANKS = int(option("--ranks", os.environ.get("DEVMESH_FAULT_RANKS", "8")))
-    if RANKS < 4 or RANKS % 2:
-        sys.exit(f"{RANKS} ranks: the mesh (P/2, 2) needs an even P of at least 4")
-    SHAPE = (RANKS // 2, 2)
     gloo = "--gloo" in flags
     local_revoke = "--local-revoke" in flags
     runs = int(option("--runs", os.environ.get("DEVMESH_FAULT_RUNS", "50")))
@@ -208,7 +228,94 @@ def main():
         print(f"detection latency, death in an allreduce or point to point, to the last survivor's error: "
               f"median {latencies[len(latencies) // 2]:.0f} ms, max {latencies[-1]:.0f} ms over {len(latencies)} runs")
     print(f"{len(plan) - bad} of {len(plan)} runs as required")
-    sys.exit(1 if bad else 0)
+    return 1 if bad else 0
+
+
+
+def run_survivors(mpiexec, ranks, args, want, pattern):
+    """Runs the job with ULFM in a session of its own until `want` lines of
+    its output match `pattern` (every survivor has reported), the job ends,
+    or BOUND seconds pass; then ends it. Returns its output."""
+    with tempfile.TemporaryFile() as out:
+        job = subprocess.Popen(["bash", mpiexec, "-ft", "-n", str(ranks)] + args, stdout=out,
+                               stderr=subprocess.STDOUT, start_new_session=True)
+        start = time.monotonic()
+        text = ""
+        while time.monotonic() - start < BOUND:
+            out.seek(0)
+            text = out.read().decode(errors="replace")
+            if len(re.findall(pattern, text, re.M)) >= want or job.poll() is not None:
+                break
+            time.sleep(0.1)
+        time.sleep(0.5)
+        try:
+            os.killpg(job.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        job.wait()
+        out.seek(0)
+        return out.read().decode(errors="replace")
+
+
+def create_fails(mpiexec, ranks, program, args):
+    where, when = args
+    if where == "shrink":
+        # Rank 3 dies; the shrink along replicate leaves the (1, 2) mesh of
+        # old root indices 0 and 1, rank 2 a spare.
+        members = 3
+        wants = ["rank 0: first shrink revoked, second shrink ok, shape 1 2, shard group 0 1, failed 3",
+                 "rank 1: first shrink backend, second shrink ok, shape 1 2, shard group 0 1, failed 3",
+                 "rank 2: first shrink revoked, second shrink ok, spare, failed 3"]
+    elif where == "shrink-all":
+        # Rank 3 dies; the shrink keeps every survivor: the 1-D mesh of 0, 1, 2.
+        members = 3
+        wants = [f"rank {r}: first shrink {'backend' if r == 1 else 'revoked'}, second shrink ok, shape 3, "
+                 "replicate_shard group 0 1 2, failed 3" for r in range(3)]
+    else:
+        # The (2, 2) mesh of ranks 0-3 in rank order: rank r's replicate
+        # group is {r mod 2, r mod 2 + 2}, its shard group {r - r mod 2, r - r mod 2 + 1}.
+        members = 4
+        wants = [f"rank {r}: first create {'backend' if r == 1 or where == 'root' else 'revoked'}, second create "
+                 f"ok, replicate group {r % 2} {r % 2 + 2}, shard group {r - r % 2} {r - r % 2 + 1}"
+                 for r in range(4)]
+    text = run_survivors(mpiexec, ranks, [program, where, when], members, rf"^rank [0-{members - 1}]: ")
+    print(text, end="")
+    lines = set(text.splitlines())
+    missing = [w for w in wants if w not in lines]
+    for w in missing:
+        print(f"FAIL: missing '{w}'")
+    if not missing:
+        print("ok: the first call failed on every member, and the second made the right mesh")
+    return 1 if missing else 0
+
+
+def judge_elastic(text):
+    correct = len(re.findall(r"^rank [0-9]+: finished 10 steps on a \(3, 2\) mesh after 1 shrink\(s\), "
+                             r"parameters correct$", text, re.M))
+    spare = len(re.findall(r"^rank 4: spare after the shrink \(failed root indices: 5\)$", text, re.M))
+    if correct != 6 or spare != 1:
+        print(f"FAIL: {correct} of 6 survivors finished correctly, {spare} of 1 spare reported")
+        return 1
+    print("ok: 6 survivors finished with correct parameters, rank 4 became a spare")
+    return 0
+
+
+def elastic(mpiexec, ranks, program, args):
+    text = run_survivors(mpiexec, ranks, [program] + args, 7, r"^rank [0-9]+: (finished|spare)")
+    print(text, end="")
+    return judge_elastic(text)
+
+
+def main():
+    kinds = {"hsdp": hsdp, "create-fails": create_fails, "elastic": elastic}
+    if len(sys.argv) == 3 and sys.argv[1] == "judge-elastic":
+        with open(sys.argv[2], errors="replace") as f:
+            sys.exit(judge_elastic(f.read()))
+    if len(sys.argv) < 5 or sys.argv[1] not in kinds:
+        sys.exit("usage: run_fault.py {hsdp|create-fails|elastic} MPIEXEC N PROGRAM [ARGS...]\n"
+                 "       run_fault.py judge-elastic FILE")
+    kind, mpiexec, ranks, program, args = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5:]
+    sys.exit(kinds[kind](mpiexec, ranks, program, args))
 
 
 if __name__ == "__main__":

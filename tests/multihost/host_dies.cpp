@@ -1,4 +1,4 @@
-// A host's ranks die under a fault-tolerant mesh (run-ft-hosts.sh): ranks
+// A host's ranks die under a fault-tolerant mesh (run-bed.sh fault-hosts): ranks
 // 0-3 on host0, 4-7 on host1, a (replicate=2, shard=4) mesh whose
 // replicate dim spans the hosts. Every rank runs steps (an allreduce along
 // shard, then along replicate, each checked against its closed form) until

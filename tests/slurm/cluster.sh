@@ -1,6 +1,6 @@
 # A private Slurm cluster for tests, and the batch-script cases run on it:
 # sourced by tests/slurm/run-batch-scripts.sh (two slurmd on this machine)
-# and tests/multihost/run-slurm.sh (one slurmd per namespace host).
+# and tests/multihost/run-bed.sh slurm (one slurmd per namespace host).
 # See docs/TOPOLOGY.md, "The Slurm test".
 #
 #   slurm_require             exit 77 (skip) unless the Slurm and munge

@@ -7,7 +7,7 @@
 # all in a scratch folder on free ports. Two slurmd on one machine are two
 # nodes to Slurm and to MPICH (PMI-2 reports the node of every rank), so
 # multi-node and round-robin placement are tested; the same cases on two
-# hosts of their own are tests/multihost/run-slurm.sh. Daemons are stopped
+# hosts of their own are tests/multihost/run-bed.sh slurm. Daemons are stopped
 # by PID on exit, also on failure. See docs/TOPOLOGY.md.
 #
 #   run-batch-scripts.sh SOURCE_DIR BUILD_DIR

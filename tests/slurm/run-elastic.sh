@@ -2,7 +2,7 @@
 # The elastic HSDP job of examples/slurm/ulfm/elastic.sbatch on a private
 # one-node Slurm cluster started here (cluster.sh): Open MPI 5's mpirun
 # inside the allocation with ULFM, rank 5 killed mid-run. Judged by what
-# the survivors print (tests/fault/run_elastic.sh --judge): after a death
+# the survivors print (tests/fault/run_fault.py judge-elastic): after a death
 # the job may stay in MPI_Finalize (docs/RELIABILITY.md), so it is
 # cancelled once all 7 survivors have printed, or after 90 s. A job whose
 # mpirun did not start (status 213) is submitted again, twice at most.
@@ -65,4 +65,4 @@ for attempt in 1 2 3; do
   slurm_log "mpirun did not start (status 213), submitting the job again"
 done
 cat "$out" 2>/dev/null || { echo "FAIL: job $job wrote no output" >&2; exit 1; }
-bash "$src/tests/fault/run_elastic.sh" --judge "$out"
+python3 "$src/tests/fault/run_fault.py" judge-elastic "$out"
