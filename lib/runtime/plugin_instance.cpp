@@ -122,14 +122,14 @@ std::unique_ptr<Communicator> BackendInstance::create(const devmesh_backend_grou
   DEVMESH_MPI(MPI_Comm_rank(group.group, &rank));
   DEVMESH_MPI(MPI_Comm_size(group.group, &size));
   // Without communication of its own, nothing to agree on: a failure is
-  // this rank's alone, as for any local call. A plugin's own local step
-  // fails before any traffic, so that its agreements may share group.group.
+  // this rank's alone, as for any local call. Otherwise the members agree
+  // over a communicator of the core's own, made before the plugin's first
+  // step: a member whose step failed before the plugin communicated must
+  // not meet the others' plugin traffic on group.group.
   const bool agreed = !(t.capabilities & DEVMESH_BACKEND_CAP_LOCAL_CREATE);
   std::optional<AgreementComm> own;
-  if (agreed && !t.prepares_locally) own.emplace(group.group);
-  const Settlement settle{!agreed ? MPI_COMM_NULL
-                          : own   ? own->get()
-                                  : group.group,
+  if (agreed) own.emplace(group.group);
+  const Settlement settle{own ? own->get() : MPI_COMM_NULL,
                           "creating a backend '" + std::string(t.name) + "' communicator"};
   void* prepared = nullptr;
   const int prepared_rc = t.comm_prepare(t, instance_, &group, &prepared);
@@ -142,11 +142,13 @@ std::unique_ptr<Communicator> BackendInstance::create(const devmesh_backend_grou
   void* comm = nullptr;
   const int connected_rc = t.comm_connect(t, prepared, &comm);
   const Error connected = outcome(t, connected_rc, comm, t.connect_name);
-  const std::uint64_t mask = connected.status() == Status::success ? reduce_mask(t, instance_) : 0;
-  // The two-step creation agrees on the reductions too.
+  settle(connected, {}, [&] { t.comm_destroy(comm); });
+  // The two-step creation agrees on the reductions too, once every member
+  // has a communicator to state them for.
+  const std::uint64_t mask = reduce_mask(t, instance_);
   const Field reductions_field{"reductions the backend supports", mask};
-  settle(connected, std::span<const Field>(&reductions_field, t.prepares_locally ? 1 : 0),
-         [&] { t.comm_destroy(comm); });
+  if (t.prepares_locally)
+    settle(connected, std::span<const Field>(&reductions_field, 1), [&] { t.comm_destroy(comm); });
   try {
     return plugin_communicator(t, comm, rank, size, mask, fault, group.group);
   } catch (...) {

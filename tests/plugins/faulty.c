@@ -19,8 +19,8 @@
  *                    others failing with TIMEOUT instead of waiting forever
  *
  * Faults chosen at run time by options (the same on every rank):
- *   fail=OP          comm_prepare, comm_connect, comm_create, comm_create_late
- *                    (after the collective part), allreduce, or reopen (every
+ *   fail=OP          comm_prepare, comm_connect, comm_connect_late and
+ *                    comm_create_late (after the collective part), comm_create, allreduce, or reopen (every
  *                    open but this process's first: a later mesh's) fails...
  *   rank=R           ...on world rank R only (default: every rank)
  *   status=N         ...with status N (default DEVMESH_ERR_BACKEND; any int)
@@ -120,6 +120,11 @@ static int faulty_connect(void *prepared, void **out) {
     return inject();
   }
   const int rc = comm_connect(prepared, out);
+  if (rc == DEVMESH_SUCCESS && injected("comm_connect_late")) {
+    comm_destroy(*out);
+    *out = NULL;
+    return inject();
+  }
   if (rc == DEVMESH_SUCCESS && faults.null_comm) {
     comm_destroy(*out);
     *out = NULL;
