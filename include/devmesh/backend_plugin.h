@@ -289,9 +289,9 @@ typedef struct devmesh_backend_host_s {
    * message has no newline; it is cut at 4 KiB. */
   void (*log)(const char *backend, int level, const char *message);
   /* MPI's text for an MPI error code, written to text (len bytes, NUL-
-   * terminated, cut to fit) through a buffer large enough for every MPI
-   * (MPICH 4.0.2 writes past MPI_MAX_ERROR_STRING for some codes): "<MPI's
-   * string> (MPI error class N)". *cls (may be NULL) gets the class, or 0
+   * terminated, cut to fit) through a buffer large enough for an MPI that
+   * writes past MPI_MAX_ERROR_STRING (docs/RELIABILITY.md, "Faults on two
+   * real hosts"): "<MPI's string> (MPI error class N)". *cls (may be NULL) gets the class, or 0
    * when MPI does not know code; returns 1 when it knows code, else 0 (the
    * text then says "unknown MPI error code N"). */
   int (*mpi_error)(int code, char *text, size_t len, int *cls);

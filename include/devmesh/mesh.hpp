@@ -13,9 +13,9 @@
 // arguments. A dim's communicator is made over just the caller's group,
 // errors returned: with MPICH 4 and later by MPI_Comm_create_from_group
 // (no parent involved); with an MPI without that function (Open MPI 4.1),
-// and with Open MPI 5 (whose MPI_Comm_create_from_group goes through a
-// PMIx group construction, measured 250 times slower, and is refused by
-// its UCX PML), by MPI_Comm_create_group over the parent. Either way the
+// and with Open MPI 5 (whose MPI_Comm_create_from_group is far slower:
+// docs/BENCHMARKS.md, "Open MPI 5.0.11 (PyPI wheel)"), by
+// MPI_Comm_create_group over the parent. Either way the
 // parent may be freed while the mesh lives: devmesh watches it through an
 // attribute, and where communicators come from the parent, its
 // MPI_Comm_free (collective over the parent) first makes the "root
@@ -85,12 +85,10 @@ namespace devmesh {
 
 // How create_comms() creates communicators.
 //
-// automatic is create_group at every size, from the data in
-// docs/BENCHMARKS.md ("Creation paths and the default"): measured side by
-// side at 2 to 32 ranks on (2, P/2), (P/4,2,2) and (P/8,2,2,2) meshes,
-// create_group was the fastest path at every point (about half to three
-// quarters of the time of the faster of split and cart_sub) and made the
-// fewest communicators. On paper it stays ahead at any size: split (and
+// automatic is create_group at every size: the fastest path at every
+// measured size, and the one that makes the fewest communicators
+// (docs/BENCHMARKS.md, "Creation paths and the default"). On paper it
+// stays ahead at any size: split (and
 // cart_sub, which MPI implements with it) allgathers a table of all P ranks
 // and agrees on a context id over all P for every dim; create_group works
 // over the caller's group only (MPICH: O(log g) rounds, O(g) memory).

@@ -18,12 +18,10 @@ std::int64_t now_ns() noexcept {
       .count();
 }
 
-// A write to the socket of a peer that died raises SIGPIPE, whose default
-// action ends the process without a word: across hosts (TCP), Open MPI
-// 5.0.11 let it kill a survivor of a death (tests/multihost/host_dies.cpp,
-// about one job in four). A fault-tolerant mesh ignores it, so that the
-// write fails and the death is reported, unless the program chose a
-// disposition of its own.
+// A fault-tolerant mesh ignores SIGPIPE, unless the program chose a
+// disposition of its own, so that a write to the socket of a peer that died
+// fails and the death is reported instead of ending the survivor without a
+// word (docs/RELIABILITY.md, "Faults on two real hosts").
 void survive_dead_sockets() noexcept {
   struct sigaction current {};
   if (sigaction(SIGPIPE, nullptr, &current) != 0) return;

@@ -71,17 +71,16 @@ Error as_death(const Creation& c, const Error& e) {
 }
 
 // The new root's communicator over the parent (MPI_Comm_create), made on
-// every member or on none, and no
-// member goes on (and may revoke it) before every member has made it: Open
-// MPI 5.0.11 crashed a rank still making a communicator when another's
-// revoke of it reached that rank (SIGSEGV in ompi_comm_revoke_local). So:
+// every member or on none, and no member goes on (and may revoke it)
+// before every member has made it, since a revoke that reaches a rank
+// still making a communicator may crash it (docs/RELIABILITY.md, "Faults
+// on two real hosts"). So:
 // * over a parent of devmesh's own (a shrink's survivors), the survivors
 //   agree first, so that every survivor has finished making the parent
 //   (MPIX_Comm_shrink) before any can revoke it;
 // * a survivor whose MPI_Comm_create fails revokes that parent, so that
-//   those waiting in theirs fail too: Open MPI 5.0.11 failed it on one
-//   survivor of a death it had not noticed, and the others waited for that
-//   one for ever (tests/multihost/host_dies.cpp). devmesh does not revoke
+//   those waiting in theirs fail too, since ULFM may fail it on one
+//   survivor alone (same section). devmesh does not revoke
 //   the program's communicators (mesh.hpp): over the program's parent, a
 //   member whose call fails before any communication leaves the others
 //   waiting in theirs, as a failed MPI collective does;
