@@ -90,7 +90,7 @@ namespace devmesh {
 // (docs/BENCHMARKS.md, "Creation paths and the default"). On paper it
 // stays ahead at any size: split (and
 // cart_sub, which MPI implements with it) allgathers a table of all P ranks
-// and agrees on a context id over all P for every dim; create_group works
+// and settles a context id over all P for every dim; create_group works
 // over the caller's group only (MPICH: O(log g) rounds, O(g) memory).
 enum class CommPath : int {
   automatic = 0,     // create_group (see above)
@@ -142,8 +142,8 @@ struct MeshOptions {
   // Order the parent's ranks by host (see create_host_aware in hosts.hpp):
   // root index x is the parent rank with local rank x % L on host x / L, so
   // that trailing dims stay within hosts whatever the launcher's placement.
-  // Host discovery runs after the creation agreement, so ranks that
-  // disagree on it get inconsistent like any other argument. Not with a
+  // Host discovery runs after the creation's cross-check, so ranks that
+  // differ in it get inconsistent like any other argument. Not with a
   // rank list (invalid_argument).
   bool host_aware = false;
   // Let the mesh outlive a member's death (docs/ERRORS.md "Failures"):
@@ -226,7 +226,7 @@ class DEVMESH_API Mesh {
 
   // Collective over parent. shape entries of 0 are chosen as
   // MPI_Dims_create does; the product must equal the parent's size. Every
-  // rank must pass the same arguments: ranks that disagree all get
+  // rank must pass the same arguments: ranks whose arguments differ all get
   // Error(inconsistent) instead of a hang. Other errors as View::create.
   static Mesh create(MPI_Comm parent, std::vector<int> shape, std::vector<std::string> names,
                      const MeshOptions& options = {});
@@ -340,7 +340,7 @@ class DEVMESH_API Mesh {
   // path makes what comm(dim) on every dim makes; the check is what it
   // costs beyond that (one allreduce: 1.1-1.4x of the per-dim calls for a
   // (2,2,2) mesh at 8 ranks, docs/BENCHMARKS.md), the price of an error
-  // instead of a hang when members disagree.
+  // instead of a hang when members' arguments differ.
   void create_comms(CommPath path = CommPath::automatic) const;
   // This view as an MPI Cartesian communicator (MPI_Cart_create, no
   // reordering) over the caller's group of the flattened view (the members

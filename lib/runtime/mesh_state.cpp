@@ -6,7 +6,7 @@
 #include <charconv>
 #include <type_traits>
 
-#include "agreement.hpp"
+#include "cross_check.hpp"
 #include "finalize.hpp"
 #include "mpi_check.hpp"
 #include "mpi_comms.hpp"

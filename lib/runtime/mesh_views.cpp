@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "agreement.hpp"
+#include "cross_check.hpp"
 #include "mesh_state.hpp"
 #include "mpi_check.hpp"
 #include "mpi_comms.hpp"
@@ -109,8 +109,8 @@ void MeshState::create_comms(const Lock& lock, const View& v, CommPath path) {
     all = all_members(lock);
     const Status local = known_path ? Status::success : Status::invalid_argument;
     const Field fields[] = {{"creation paths", p.h}, {"views", views.h}};
-    detail::agree(all, "create_comms", fields, local,
-                  "unknown creation path " + std::to_string(static_cast<int>(path)));
+    detail::cross_check(all, "create_comms", fields, local,
+                        "unknown creation path " + std::to_string(static_cast<int>(path)));
   } catch (const Error&) {
     // A failed call leaves nothing made.
     if (!had_root && root_comm_ != MPI_COMM_NULL && MPI_Comm_free(&root_comm_) == MPI_SUCCESS) --created_;

@@ -112,7 +112,7 @@ MPI_Comm create_root_comm(const Creation& c, MPI_Group group) {
   if (failed) {
     // Over the program's parent, the others learn this member's failure.
     if (!survivors && agreed == MPI_SUCCESS)
-      agree(c.parent, call_of(c.request.kind), {}, failed->status(), failed->what());
+      cross_check(c.parent, call_of(c.request.kind), {}, failed->status(), failed->what());
     throw *failed;
   }
   check_mpi(agreed, "MPIX_Comm_agree");
@@ -120,7 +120,7 @@ MPI_Comm create_root_comm(const Creation& c, MPI_Group group) {
     throw Error(Status::revoked,
                 "mesh creation: making the new root's communicator failed on another survivor, "
                 "which revoked the survivors' communicator");
-  agree(c.parent, call_of(c.request.kind), {}, Status::success, {});
+  cross_check(c.parent, call_of(c.request.kind), {}, Status::success, {});
   throw Error(Status::internal, "mesh creation: the members disagree on whether the root communicator was made");
 }
 
@@ -134,9 +134,10 @@ MPI_Comm create_root_comm(const Creation& c, MPI_Group group) {
 // leaves creation (and may revoke) before every member has made every
 // communicator, a death during creation fails it on every survivor
 // alike, and a member that failed here is known to all. The same
-// agreement carries whether every member of an agreed creation passed its
-// own checks (check_agreed): when one did not, every member fails with the
-// status and message of the lowest that failed. A root communicator that
+// agreement carries whether every member of a creation without a
+// cross-check passed its own checks (check_same_by_construction): when one
+// did not, every member fails with the status and message of the lowest
+// that failed. A root communicator that
 // is a shrink's survivors' as MPIX_Comm_shrink made it (shrunk_root) may
 // still be in the making on another survivor: they agree over it first,
 // as create_root_comm does before making one over it.
@@ -165,17 +166,17 @@ void make_ft_dims(const Creation& c, MeshState& state, bool shrunk_root) {
                 "mesh creation: making a dim's communicator failed on another member, which "
                 "revoked the mesh");
   if (!(flags & checks_passed)) {
-    agree(root, call_of(c.request.kind), {}, c.deferred ? c.deferred->status() : Status::success,
-          c.deferred ? c.deferred->what() : std::string());
+    cross_check(root, call_of(c.request.kind), {}, c.deferred ? c.deferred->status() : Status::success,
+                c.deferred ? c.deferred->what() : std::string());
     throw Error(Status::backend, "mesh creation: the members' agreement failed without a failed member");
   }
 }
 
-// The agreement's stand-in for a request whose arguments are the same on
+// The cross-check's stand-in for a request whose arguments are the same on
 // every member by construction (a shrink's): what fails alike on every
 // member (the request's own error, the names, the layout) throws now; what
 // may fail on this member alone waits for the end of build (make_ft_dims).
-void check_agreed(Creation& c) {
+void check_same_by_construction(Creation& c) {
   const CreationRequest& r = c.request;
   if (r.kind != CreationKind::ranks || r.options.host_aware)
     throw Error(Status::invalid_argument, "internal: a survivors' creation is a rank list");
@@ -202,10 +203,10 @@ class UlfmMode : public CreationMode {
   void finish(const Creation& c, MeshState& state) const override { make_ft_dims(c, state, c.parent_is_root); }
 };
 
-// Over a shrink's survivors: no agreement on the arguments.
+// Over a shrink's survivors: no cross-check of the arguments.
 class UlfmSurvivorsMode final : public UlfmMode {
  public:
-  void agree(Creation& c) const override { check_agreed(c); }
+  void cross_check(Creation& c) const override { check_same_by_construction(c); }
 };
 
 }  // namespace
