@@ -130,7 +130,7 @@ MPI_Comm collective_comm(void* c) {
 
 // One operation: the blocking MPI call, or, on a communicator of a mesh
 // with a deadline, its nonblocking form tested until it completes or the
-// communicator is revoked (the mesh's watchdog revokes it at the
+// communicator is revoked (the mesh's watcher revokes it at the
 // deadline), since a revoke alone need not end a blocking call
 // (docs/BENCHMARKS.md, "Fault tolerance"). The request of
 // an operation cut that way is abandoned with its communicator, which is

@@ -16,7 +16,7 @@
 // and with Open MPI 5 (whose MPI_Comm_create_from_group is far slower:
 // docs/BENCHMARKS.md, "Open MPI 5.0.11 (PyPI wheel)"), by
 // MPI_Comm_create_group over the parent. Either way the
-// parent may be freed while the mesh lives: devmesh watches it through an
+// parent may be freed while the mesh lives: devmesh tracks it through an
 // attribute, and where communicators come from the parent, its
 // MPI_Comm_free (collective over the parent) first makes the "root
 // communicator" of all root members from it, from which later
@@ -180,7 +180,7 @@ struct MeshOptions {
   // fault_tolerance: a rank whose operation (a collective, point to point,
   // making a communicator) still waits past it revokes the mesh and gets
   // Error(timeout), the other members Error(revoked), within the deadline
-  // plus a fifth of a second (a watchdog thread checks; it revokes from
+  // plus a fifth of a second (the mesh's watcher thread checks; it revokes from
   // that thread, so MPI must run with MPI_THREAD_MULTIPLE). Backends that
   // bound their own waits (DEVMESH_BACKEND_CAP_DEADLINE: Gloo) are given it
   // too. Waits it does not bound: docs/ERRORS.md "Waits". Without
@@ -322,7 +322,7 @@ class DEVMESH_API Mesh {
   // handler options.comm_errors says. Do not MPI_Comm_free it: a later
   // comm() of that layout then throws Error(invalid_argument) saying so.
   // (A layout of an adopted dim, see adopt(): the program's communicator
-  // itself, unnamed, unwatched, its error handler left alone.)
+  // itself, unnamed, untracked, its error handler left alone.)
   MPI_Comm comm(std::string_view dim = {}) const;
   // The dim's communicator in its backend (options.backend, the dim's
   // override, or the backend flatten/unflatten gave the dim), for the

@@ -343,7 +343,7 @@ Mesh build(Creation& c) {
   }
   std::shared_ptr<MeshState> state;
   try {
-    watch_finalize();
+    install_finalize_hook();
     // The options move to the state; their flags (copied by the move) stay
     // readable in the request.
     state = std::make_shared<MeshState>(*c.view, group, static_cast<int>(*index), c.me, host_rank, c.seq, c.digest,
@@ -359,7 +359,7 @@ Mesh build(Creation& c) {
   return MeshAccess::make(std::move(*c.view), std::move(state));
 }
 
-// A failure is an error like any other: the program's parent is watched
+// A failure is an error like any other: the program's parent is tracked
 // while it lives (dims' communicators may be made over it later), and a
 // root communicator is made now only where dims cannot come from their
 // groups and the parent is devmesh's own (kind group).
@@ -376,7 +376,7 @@ class PlainMode final : public CreationMode {
     return comm;
   }
   void finish(const Creation& c, MeshState& state) const override {
-    if (c.request.kind != CreationKind::group) state.watch_parent(c.parent, c.view->root_size() == c.world);
+    if (c.request.kind != CreationKind::group) state.track_parent(c.parent, c.view->root_size() == c.world);
   }
 };
 

@@ -35,7 +35,7 @@ std::vector<int> cart_remain(const View& root, const Layout& layout) {
 
 MPI_Comm MeshState::cart(const View& view, std::vector<int> periods) {
   Lock lock(mutex_);
-  return watching([&] { return cart(lock, view, std::move(periods)); });
+  return with_failure_policy([&] { return cart(lock, view, std::move(periods)); });
 }
 
 MPI_Comm MeshState::cart(const Lock& lock, const View& view, std::vector<int> per) {
@@ -67,7 +67,7 @@ MPI_Comm MeshState::cart(const Lock& lock, const View& view, std::vector<int> pe
   for (const Dim& d : view.dims()) dims.push_back(static_cast<int>(d.size()));
   // Cart rank k must be local rank k of the flattened layout: the root
   // communicator is that when the layout is the identity (the root view in
-  // its own order), and so is a watched parent while it lives if root
+  // its own order), and so is a tracked parent while it lives if root
   // index x is parent rank x; otherwise the flattened layout's own
   // communicator.
   const Layout whole = coalesce(flat);
@@ -84,7 +84,7 @@ MPI_Comm MeshState::cart(const Lock& lock, const View& view, std::vector<int> pe
 
 void MeshState::create_comms(const View& v, CommPath path) {
   Lock lock(mutex_);
-  watching([&] { create_comms(lock, v, path); });
+  with_failure_policy([&] { create_comms(lock, v, path); });
 }
 
 void MeshState::create_comms(const Lock& lock, const View& v, CommPath path) {

@@ -288,8 +288,8 @@ BOOST_AUTO_TEST_CASE(a_revoked_mesh_leaves_its_communicators_unfreed) {
   BOOST_TEST(sum == 2);
 }
 
-// What needs a thread of the mesh's own (a deadline's watchdog; the
-// watcher that spreads a backend's local revoke) needs
+// What needs the mesh's watcher thread (a deadline, or a backend's local
+// revoke to spread) needs
 // MPI_THREAD_MULTIPLE: below it, every rank fails creation alike with
 // invalid_argument naming it (run with --thread-serialized, test
 // fault-live-serialized); with it, the same meshes work. A mesh with

@@ -41,7 +41,7 @@ void check_fault_tolerance(const Creation& c) {
   if (deadline > 0 && thread_level < MPI_THREAD_MULTIPLE)
     throw Error(Status::invalid_argument,
                 "a deadline needs MPI_THREAD_MULTIPLE (MPI_Init_thread): the mesh's "
-                "watchdog revokes it from a thread of its own");
+                "watcher revokes it from a thread of its own");
   // A backend's revoke reaches the other members itself (REVOKE_SPREADS),
   // or the mesh's watcher makes it reach them: on every member it sees the
   // root communicator revoked and revokes that member's backend
