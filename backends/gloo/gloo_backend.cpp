@@ -186,7 +186,7 @@ struct Prepared {
 };
 
 // Local: the instance's device (listening socket), made once. The core
-// agrees on every member's result before comm_connect.
+// cross-checks every member's result before comm_connect.
 int gloo_comm_prepare(void* instance, const devmesh_backend_group_t* group, void** prepared) {
   return plugin::guarded([&] {
     auto& inst = *static_cast<std::shared_ptr<Instance>*>(instance);
@@ -235,7 +235,7 @@ int gloo_comm_connect(void* prepared, void** comm) {
                       " gave no address but loopback; set the option hostname= or iface=");
 
     // 2. Connect the full mesh of pairs (bounded by the timeout option); the
-    // core agrees on every member's outcome afterwards.
+    // core cross-checks every member's outcome afterwards.
     auto c = std::make_unique<Comm>();
     c->instance = inst;
     c->device = inst->device;
@@ -369,7 +369,7 @@ int gloo_barrier(void* comm, void*) {
 }
 }  // namespace
 
-// Version 3 only: the plugin uses the core's host services (agreement, MPI
+// Version 3 only: the plugin uses the core's host services (cross-check, MPI
 // error text), which older cores do not give.
 DEVMESH_BACKEND_EXPORT_V3 = {
     {

@@ -62,7 +62,7 @@ class MpiBootstrappedContext : public gloo::Context {
   MpiBootstrappedContext(int rank, int size) : gloo::Context(rank, size) {}
 
   // Collective over comm (whose rank and size this context has). Throws on
-  // failure; the caller decides how ranks agree on it.
+  // failure; the caller decides how ranks learn of it.
   void connect(MPI_Comm comm, const std::shared_ptr<gloo::transport::Device>& dev, std::chrono::milliseconds timeout) {
     setTimeout(timeout);
     auto tc = dev->createContext(rank, size);
@@ -74,7 +74,7 @@ class MpiBootstrappedContext : public gloo::Context {
       mine[i] = tc->createPair(i)->address().bytes();
       len = std::max(len, mine[i].size());
     }
-    // Every TCP address has the same length; agree on it all the same, so
+    // Every TCP address has the same length; take the maximum all the same, so
     // that one rank's surprise cannot desynchronise the exchange.
     unsigned long long mylen = len, maxlen = 0;
     check_mpi(MPI_Allreduce(&mylen, &maxlen, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm), "MPI_Allreduce");

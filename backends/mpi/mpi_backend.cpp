@@ -72,9 +72,8 @@ struct Comm {
   MPI_Comm own = MPI_COMM_NULL;
   std::vector<char> scratch;
   // A wait was cut by a revoke, leaving its requests pending: own is then
-  // never freed. MPI cannot cancel a collective, and Open MPI 5.0.11
-  // crashed progressing an abandoned nonblocking collective (libnbc) once
-  // its communicator was freed (in a later, unrelated MPI call).
+  // never freed, since MPI cannot cancel a collective and freeing it may
+  // crash a later MPI call (docs/ERRORS.md, "Failures").
   bool abandoned = false;
   ~Comm() {
     int finalized = 0;
@@ -131,9 +130,9 @@ MPI_Comm collective_comm(void* c) {
 
 // One operation: the blocking MPI call, or, on a communicator of a mesh
 // with a deadline, its nonblocking form tested until it completes or the
-// communicator is revoked (the mesh's watchdog revokes it at the
-// deadline). A revoke alone does not end every blocking call: Open MPI
-// 5.0.11 leaves a send to a stopped (live) peer waiting. The request of
+// communicator is revoked (the mesh's watcher revokes it at the
+// deadline), since a revoke alone need not end a blocking call
+// (docs/BENCHMARKS.md, "Fault tolerance"). The request of
 // an operation cut that way is abandoned with its communicator, which is
 // never used again (nor freed, where it is the backend's: Comm::abandoned).
 // Collectives run on collective_comm(c), point to point on the dim's
@@ -153,9 +152,9 @@ void run(void* c, const char* name, Blocking&& blocking, Start&& start) {
 // An allreduce of at most small_allreduce_bytes on an interruptible
 // communicator: recursive doubling over nonblocking point to point on the
 // communicator's own duplicate, each wait interruptible by a revoke as in
-// run(). MPI_Iallreduce tested in a loop costs 1.4-1.9x of the blocking
-// call at 8 bytes (Open MPI 5.0.11's libnbc, 8 ranks on 2 cores); this
-// costs about what the blocking call does. Ranks past the largest power of
+// run(); it costs about what the blocking call does, far less than
+// MPI_Iallreduce tested in a loop (docs/BENCHMARKS.md, "Fault
+// tolerance"). Ranks past the largest power of
 // two p fold their data into rank - p first and get the result from it
 // last. Every step combines the same two partial results on both sides,
 // and the reductions are commutative, so every rank ends with the same

@@ -116,9 +116,9 @@ class Instance {
     DEVMESH_CUDA(cudaSetDevice(device_));
   }
 
-  // The collective step (after the core agreed on every member's prepare);
-  // the core agrees on its outcome too, so a member whose creation failed
-  // fails every member's call.
+  // The collective step (after the core cross-checked every member's
+  // prepare); the core cross-checks its outcome too, so a member whose
+  // creation failed fails every member's call.
   Comm* connect(const devmesh_backend_group_t& ctx) {
     const Deadline d(options_.timeout);
     DEVMESH_CUDA(cudaSetDevice(device_));
@@ -308,7 +308,7 @@ int comm_native(void* comm, void** handle) {
   return DEVMESH_SUCCESS;
 }
 
-// The device is each rank's own choice; everything else must agree.
+// The device is each rank's own choice; everything else must match.
 constexpr const char* per_rank_keys[] = {"device", nullptr};
 
 }  // namespace

@@ -21,8 +21,8 @@
  * devmesh_register_backend instead (it is then found before any search).
  * Names are [a-z0-9_-], at most 64 bytes. "mpi" is built in and reserved.
  *
- * Failures while loading, the same on every rank (mesh creation agrees on
- * them, see devmesh.h):
+ * Failures while loading, the same on every rank (mesh creation
+ * cross-checks them, see devmesh.h):
  *   no file found anywhere                 -> DEVMESH_ERR_INVALID_ARGUMENT
  *   found but unusable: the loader's error (a missing dependency such as
  *   libnccl.so.2), none of the devmesh_backend_v3/v2/v1 symbols, an ABI
@@ -155,7 +155,7 @@ typedef struct devmesh_backend_v1_s {
   const char *name;         /* the backend's name, e.g. "nccl"; mandatory */
   /* NULL-terminated keys of options that may differ between ranks (e.g. a
    * device number); every other option must be the same on every rank and
-   * is part of the creation agreement. NULL: none. */
+   * is part of the creation's cross-check. NULL: none. */
   const char *const *per_rank_keys;
 
   /* Once per process before any other call but last_error. May be NULL. */
@@ -249,10 +249,10 @@ typedef struct devmesh_backend_v2_s {
 /* ---- version 3 ------------------------------------------------------------
  *
  * Version 3 makes the contract two-way: the core hands the plugin its
- * services (a logger, MPI error text, cross-rank agreement, the identity of
+ * services (a logger, MPI error text, the cross-rank check, the identity of
  * its MPI), the plugin states what it needs and can do (capability bits,
  * the reductions it has, the MPI it was compiled against), communicators
- * are made in a local step the core agrees on before the collective one,
+ * are made in a local step the core cross-checks before the collective one,
  * and a communicator can be revoked. Its failure statuses
  * (DEVMESH_ERR_PROC_FAILED, DEVMESH_ERR_REVOKED, DEVMESH_ERR_TIMEOUT) and
  * the group's deadline are part of it.
@@ -289,9 +289,9 @@ typedef struct devmesh_backend_host_s {
    * message has no newline; it is cut at 4 KiB. */
   void (*log)(const char *backend, int level, const char *message);
   /* MPI's text for an MPI error code, written to text (len bytes, NUL-
-   * terminated, cut to fit) through a buffer large enough for every MPI
-   * (MPICH 4.0.2 writes past MPI_MAX_ERROR_STRING for some codes): "<MPI's
-   * string> (MPI error class N)". *cls (may be NULL) gets the class, or 0
+   * terminated, cut to fit) through a buffer large enough for an MPI that
+   * writes past MPI_MAX_ERROR_STRING (docs/RELIABILITY.md, "Faults on two
+   * real hosts"): "<MPI's string> (MPI error class N)". *cls (may be NULL) gets the class, or 0
    * when MPI does not know code; returns 1 when it knows code, else 0 (the
    * text then says "unknown MPI error code N"). */
   int (*mpi_error)(int code, char *text, size_t len, int *cls);
@@ -299,9 +299,11 @@ typedef struct devmesh_backend_host_s {
    * the members (the largest value), and its message. A member whose own
    * status is the worst keeps its message; every other member gets, in
    * message (len bytes, NUL-terminated), "rank R: <R's message>" of the
-   * lowest rank R that failed with it. Returns the agreed status, or
-   * DEVMESH_ERR_BACKEND with MPI's error text when the agreement's own
-   * MPI call fails. One MPI_Allreduce when every member succeeds. */
+   * lowest rank R that failed with it. Returns that worst status, or
+   * DEVMESH_ERR_BACKEND with MPI's error text when the check's own MPI
+   * call fails. One MPI_Allreduce when every member succeeds. The core's
+   * cross-check of a status, not MPIX_Comm_agree: the name is kept for the
+   * ABI. */
   int (*agree)(MPI_Comm comm, int status, char *message, size_t len);
   /* The MPI library the core runs on: the first line of
    * MPI_Get_library_version, e.g. "MPICH Version: 4.0.2". */
@@ -326,7 +328,7 @@ typedef struct devmesh_backend_host_s {
 #define DEVMESH_BACKEND_CAP_HOST_LOCAL_RANK (1ull << 0)
 /* The stream argument is a device stream (cudaStream_t for NCCL). */
 #define DEVMESH_BACKEND_CAP_STREAMS (1ull << 1)
-/* Has isend, irecv, test and wait (the core checks the table agrees). */
+/* Has isend, irecv, test and wait (the core checks the table has them). */
 #define DEVMESH_BACKEND_CAP_NONBLOCKING (1ull << 2)
 /* revoke(): the members' pending and later operations on the communicator
  * fail too, not only the caller's (ULFM's MPIX_Comm_revoke does; NCCL's
@@ -342,7 +344,7 @@ typedef struct devmesh_backend_host_s {
  * DEVMESH_ERR_TIMEOUT. */
 #define DEVMESH_BACKEND_CAP_DEADLINE (1ull << 5)
 /* comm_prepare and comm_connect never communicate (the communicator is a
- * wrapper of the group's MPI communicator): the core needs no agreement
+ * wrapper of the group's MPI communicator): the core needs no cross-check
  * around them, gives them no root communicator, and makes such a
  * communicator when it is first used, also in devmesh_create_comms. */
 #define DEVMESH_BACKEND_CAP_LOCAL_CREATE (1ull << 6)
@@ -365,12 +367,12 @@ typedef struct devmesh_backend_host_s {
  * Making a communicator (replaces comm_create):
  *   comm_prepare  local, no communication, may fail (no device, no memory,
  *                 an option that does not fit this group). The core then
- *                 agrees on the members' results over group->group:
+ *                 cross-checks the members' results over group->group:
  *   comm_abandon  frees a prepared communicator when another member's
  *                 comm_prepare failed (nothing was communicated);
  *   comm_connect  collective over the group: consumes the prepared
  *                 communicator (also when it fails) and writes *comm. The
- *                 core agrees on the members' results again: a member whose
+ *                 core cross-checks the members' results again: a member whose
  *                 comm_connect succeeded while another's failed destroys its
  *                 communicator. Every member gets the same status, with a
  *                 message naming the failing rank, and later calls for the
@@ -420,7 +422,7 @@ typedef struct devmesh_backend_v3_s {
   int (*init_host)(const devmesh_backend_host_t *host);
   /* 1 when allreduce and reduce_scatter can reduce datatype with op on the
    * instance's communicators, else 0. NULL: every reduction. The core asks
-   * it for every pair when a communicator is made, agrees on the answers
+   * it for every pair when a communicator is made, cross-checks the answers
    * over the group, and fails a reduction outside them with UNSUPPORTED
    * before calling the plugin. */
   int (*reduce_supported)(void *instance, int datatype, int op);

@@ -35,7 +35,7 @@
  * the NCCL backend's set-up is bounded, see docs/ERRORS.md "Waits"). Each
  * function's comment states it on a line of its own ("Collective over ..."
  * or "Not collective."); tests/docs/check_collectiveness.py keeps this
- * summary in agreement with those lines:
+ * summary consistent with those lines:
  *   devmesh_create, devmesh_create_ex, devmesh_create_hosts,
  *   devmesh_create_from_comms  collective over the parent communicator
  *   devmesh_create_from_group  collective over the group's members
@@ -92,7 +92,7 @@ typedef struct devmesh_s *devmesh_t;
 enum devmesh_status {
   DEVMESH_SUCCESS = 0,
   DEVMESH_ERR_INVALID_ARGUMENT = 1, /* NULL/empty/negative input, bad rank list, ndim < 1 */
-  DEVMESH_ERR_SHAPE_MISMATCH = 2,   /* products that must agree do not; a split that does not fit */
+  DEVMESH_ERR_SHAPE_MISMATCH = 2,   /* products that must match do not; a split that does not fit */
   DEVMESH_ERR_UNKNOWN_DIM = 3,      /* a dim name the view does not have */
   DEVMESH_ERR_DUPLICATE_NAME = 4,   /* a name given twice or clashing with an existing one */
   DEVMESH_ERR_OVERLAP = 5,          /* two dims of one view cover the same root digits */
@@ -205,7 +205,7 @@ typedef struct devmesh_config_s {
    * within hosts whatever the launcher's placement (block or cyclic): root
    * index x is the parent rank with local rank x % L on host x / L (L
    * ranks per host; hosts as devmesh_create_hosts discovers them, numbered
-   * by lowest parent rank). Hosts are discovered after the ranks agreed on
+   * by lowest parent rank). Hosts are discovered after the cross-check of
    * the arguments. 0 or unset: parent rank order. Not with a rank list. */
   int host_aware;
   /* The error handler of the communicators devmesh_comm and
@@ -265,7 +265,7 @@ enum devmesh_comm_errors {
  * UNSUPPORTED; an option its backend does not take -> INVALID_ARGUMENT;
  * devmesh_last_error() says which and why. Every backend named is loaded
  * and its options checked here, before any communicator exists, and the
- * outcome is agreed: one rank's failure is every rank's. */
+ * outcome is cross-checked: one rank's failure is every rank's. */
 DEVMESH_C_API int devmesh_create_ex(MPI_Comm parent, int ndim, const int shape[], const char *const names[],
                                     const devmesh_config_t *config, devmesh_t *mesh);
 
@@ -579,8 +579,8 @@ DEVMESH_C_API int devmesh_dim_backend(devmesh_t m, const char *dim, const char *
  * The root view's devmesh_cart_comm is made over the parent the same way
  * when root index x is parent rank x. The automatic path makes what
  * devmesh_comm on every dim makes; the check is what it costs beyond that
- * (one allreduce), the price of an error instead of a hang when members
- * disagree.
+ * (one allreduce), the price of an error instead of a hang when members'
+ * arguments differ.
  * Collective over all members of the root.
  * Errors: members that passed different paths or views -> INCONSISTENT on
  * every member; an unknown path (on every member) -> INVALID_ARGUMENT; a

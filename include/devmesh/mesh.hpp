@@ -13,10 +13,10 @@
 // arguments. A dim's communicator is made over just the caller's group,
 // errors returned: with MPICH 4 and later by MPI_Comm_create_from_group
 // (no parent involved); with an MPI without that function (Open MPI 4.1),
-// and with Open MPI 5 (whose MPI_Comm_create_from_group goes through a
-// PMIx group construction, measured 250 times slower, and is refused by
-// its UCX PML), by MPI_Comm_create_group over the parent. Either way the
-// parent may be freed while the mesh lives: devmesh watches it through an
+// and with Open MPI 5 (whose MPI_Comm_create_from_group is far slower:
+// docs/BENCHMARKS.md, "Open MPI 5.0.11 (PyPI wheel)"), by
+// MPI_Comm_create_group over the parent. Either way the
+// parent may be freed while the mesh lives: devmesh tracks it through an
 // attribute, and where communicators come from the parent, its
 // MPI_Comm_free (collective over the parent) first makes the "root
 // communicator" of all root members from it, from which later
@@ -85,14 +85,12 @@ namespace devmesh {
 
 // How create_comms() creates communicators.
 //
-// automatic is create_group at every size, from the data in
-// docs/BENCHMARKS.md ("Creation paths and the default"): measured side by
-// side at 2 to 32 ranks on (2, P/2), (P/4,2,2) and (P/8,2,2,2) meshes,
-// create_group was the fastest path at every point (about half to three
-// quarters of the time of the faster of split and cart_sub) and made the
-// fewest communicators. On paper it stays ahead at any size: split (and
+// automatic is create_group at every size: the fastest path at every
+// measured size, and the one that makes the fewest communicators
+// (docs/BENCHMARKS.md, "Creation paths and the default"). On paper it
+// stays ahead at any size: split (and
 // cart_sub, which MPI implements with it) allgathers a table of all P ranks
-// and agrees on a context id over all P for every dim; create_group works
+// and settles a context id over all P for every dim; create_group works
 // over the caller's group only (MPICH: O(log g) rounds, O(g) memory).
 enum class CommPath : int {
   automatic = 0,     // create_group (see above)
@@ -144,8 +142,8 @@ struct MeshOptions {
   // Order the parent's ranks by host (see create_host_aware in hosts.hpp):
   // root index x is the parent rank with local rank x % L on host x / L, so
   // that trailing dims stay within hosts whatever the launcher's placement.
-  // Host discovery runs after the creation agreement, so ranks that
-  // disagree on it get inconsistent like any other argument. Not with a
+  // Host discovery runs after the creation's cross-check, so ranks that
+  // differ in it get inconsistent like any other argument. Not with a
   // rank list (invalid_argument).
   bool host_aware = false;
   // Let the mesh outlive a member's death (docs/ERRORS.md "Failures"):
@@ -182,7 +180,7 @@ struct MeshOptions {
   // fault_tolerance: a rank whose operation (a collective, point to point,
   // making a communicator) still waits past it revokes the mesh and gets
   // Error(timeout), the other members Error(revoked), within the deadline
-  // plus a fifth of a second (a watchdog thread checks; it revokes from
+  // plus a fifth of a second (the mesh's watcher thread checks; it revokes from
   // that thread, so MPI must run with MPI_THREAD_MULTIPLE). Backends that
   // bound their own waits (DEVMESH_BACKEND_CAP_DEADLINE: Gloo) are given it
   // too. Waits it does not bound: docs/ERRORS.md "Waits". Without
@@ -228,7 +226,7 @@ class DEVMESH_API Mesh {
 
   // Collective over parent. shape entries of 0 are chosen as
   // MPI_Dims_create does; the product must equal the parent's size. Every
-  // rank must pass the same arguments: ranks that disagree all get
+  // rank must pass the same arguments: ranks whose arguments differ all get
   // Error(inconsistent) instead of a hang. Other errors as View::create.
   static Mesh create(MPI_Comm parent, std::vector<int> shape, std::vector<std::string> names,
                      const MeshOptions& options = {});
@@ -324,7 +322,7 @@ class DEVMESH_API Mesh {
   // handler options.comm_errors says. Do not MPI_Comm_free it: a later
   // comm() of that layout then throws Error(invalid_argument) saying so.
   // (A layout of an adopted dim, see adopt(): the program's communicator
-  // itself, unnamed, unwatched, its error handler left alone.)
+  // itself, unnamed, untracked, its error handler left alone.)
   MPI_Comm comm(std::string_view dim = {}) const;
   // The dim's communicator in its backend (options.backend, the dim's
   // override, or the backend flatten/unflatten gave the dim), for the
@@ -342,7 +340,7 @@ class DEVMESH_API Mesh {
   // path makes what comm(dim) on every dim makes; the check is what it
   // costs beyond that (one allreduce: 1.1-1.4x of the per-dim calls for a
   // (2,2,2) mesh at 8 ranks, docs/BENCHMARKS.md), the price of an error
-  // instead of a hang when members disagree.
+  // instead of a hang when members' arguments differ.
   void create_comms(CommPath path = CommPath::automatic) const;
   // This view as an MPI Cartesian communicator (MPI_Cart_create, no
   // reordering) over the caller's group of the flattened view (the members

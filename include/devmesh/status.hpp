@@ -17,7 +17,7 @@ namespace devmesh {
 enum class Status : int {
   success = 0,
   invalid_argument = 1,  // null/empty/negative input, bad rank list, ndim < 1
-  shape_mismatch = 2,    // products that must agree do not; a split that does not fit
+  shape_mismatch = 2,    // products that must match do not; a split that does not fit
   unknown_dim = 3,       // a dim name the view does not have
   duplicate_name = 4,    // a name given twice or clashing with an existing one
   overlap = 5,           // two dims of one view cover the same root digits

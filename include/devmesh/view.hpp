@@ -30,9 +30,8 @@ inline constexpr std::size_t max_name_length = 256;
 // Fills the zeros of `dims` as MPI_Dims_create(nnodes, ndims, dims) does:
 // the free dims get factors of nnodes / prod(nonzero dims) in
 // non-increasing order with the smallest spread (largest minus smallest),
-// ties going to the larger smallest factor, as MPICH does (Open MPI 4.1
-// picks less balanced factors, e.g. 12 x 6 for 72; devmesh gives MPICH's
-// under every MPI).
+// ties going to the larger smallest factor: MPICH's choice, under every
+// MPI (docs/SEMANTICS.md, "1. Root mesh").
 //   dims_create(12, {0,0}) = {4,3}      dims_create(12, {0,3,0}) = {2,3,2}
 // Throws Error(invalid_argument) for a negative entry or nnodes < 1 and
 // Error(shape_mismatch) when the fixed dims do not divide nnodes.

@@ -1,12 +1,11 @@
 /* The MPI_Fint twins of devmesh_fortran.h: convert the handles and call the
- * public C API, which checks the arguments, agrees on failures across the
+ * public C API, which checks the arguments, cross-checks failures across the
  * ranks of a collective call and writes outputs only on success. */
 #include "devmesh_fortran.h"
 
 #include <stdlib.h>
 
-int devmesh_create_f(MPI_Fint parent, int ndim, const int shape[], const char *const names[],
-                     devmesh_t *mesh) {
+int devmesh_create_f(MPI_Fint parent, int ndim, const int shape[], const char *const names[], devmesh_t *mesh) {
   return devmesh_create(MPI_Comm_f2c(parent), ndim, shape, names, mesh);
 }
 
@@ -32,8 +31,8 @@ int devmesh_create_from_comms_f(MPI_Fint parent, int ndim, const MPI_Fint comms[
   return status;
 }
 
-int devmesh_create_from_group_f(MPI_Fint group, const char *tag, int ndim, const int shape[],
-                                const char *const names[], const devmesh_config_t *config, devmesh_t *mesh) {
+int devmesh_create_from_group_f(MPI_Fint group, const char *tag, int ndim, const int shape[], const char *const names[],
+                                const devmesh_config_t *config, devmesh_t *mesh) {
   return devmesh_create_from_group(MPI_Group_f2c(group), tag, ndim, shape, names, config, mesh);
 }
 

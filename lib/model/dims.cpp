@@ -20,8 +20,8 @@ std::vector<index_t> divisors(index_t n) {
 // The factorisation MPICH's MPI_Dims_create picks: among all ways to write
 // n as k factors in non-increasing order, the smallest spread (largest
 // minus smallest factor), ties going to the larger smallest factor, then to
-// the lexicographically smallest. (Checked against MPICH 4.0.2 for every
-// n <= 3000 and 2..4 dims.) `divs` holds the divisors of n, increasing.
+// the lexicographically smallest, under every MPI (docs/SEMANTICS.md,
+// "1. Root mesh"). `divs` holds the divisors of n, increasing.
 struct Search {
   const std::vector<index_t>& divs;
   std::vector<index_t> cur, best;

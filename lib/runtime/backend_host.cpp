@@ -1,6 +1,6 @@
 // The services the core gives version 3 backend plugins
 // (devmesh_backend_host_t, devmesh/backend_plugin.h): one logger, MPI error
-// text, the cross-rank agreement, the MPI identity, and what a plugin needs
+// text, the cross-check, the MPI identity, and what a plugin needs
 // of the core's MPI communicators (revoked or not, left unfreed), each the
 // core's own.
 #include <mpi.h>
@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "agreement.hpp"
+#include "cross_check.hpp"
 #include "mpi_check.hpp"
 #include "mpi_features.hpp"
 #include "plugins.hpp"
@@ -70,18 +70,18 @@ int host_mpi_error(int code, char* text, std::size_t len, int* cls) {
   return known ? 1 : 0;
 }
 
-int host_agree(MPI_Comm comm, int status, char* message, std::size_t len) {
+int host_cross_check(MPI_Comm comm, int status, char* message, std::size_t len) {
   const std::string mine = message ? std::string(message, strnlen(message, len)) : std::string();
   const Status local =
       status >= 0 && status <= static_cast<int>(Status::timeout) ? static_cast<Status>(status) : Status::backend;
   try {
-    agree(comm, "a backend's agreement", {}, local, mine);
+    cross_check(comm, "a backend's cross-check", {}, local, mine);
     return DEVMESH_SUCCESS;
   } catch (const Error& e) {
     if (e.status() != local) copy_out(e.what(), message, len);
     return static_cast<int>(e.status());
   } catch (...) {
-    copy_out("out of memory in the agreement", message, len);
+    copy_out("out of memory in the cross-check", message, len);
     return DEVMESH_ERR_INTERNAL;
   }
 }
@@ -122,7 +122,7 @@ const devmesh_backend_host_t& backend_host() {
     h.log_level = log_level();
     h.log = host_log;
     h.mpi_error = host_mpi_error;
-    h.agree = host_agree;
+    h.agree = host_cross_check;  // the ABI v3 field's name: the cross-check, not MPIX_Comm_agree
     h.mpi_library = library.c_str();
     h.mpi_family = DEVMESH_BACKEND_MPI;
     h.comm_revoked = host_comm_revoked;

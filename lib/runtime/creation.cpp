@@ -1,4 +1,4 @@
-// The creation driver (creation.hpp): local checks -> agreement -> host
+// The creation driver (creation.hpp): local checks -> cross-check -> host
 // discovery -> build, the same sequence of collective calls on every rank
 // whatever its arguments, so that a rank that fails does not leave the
 // others waiting.
@@ -21,7 +21,7 @@ namespace {
 
 std::vector<index_t> widen(const std::vector<int>& v) { return {v.begin(), v.end()}; }
 
-// Roots made by this process so far: the agreement takes the largest count
+// Roots made by this process so far: the cross-check takes the largest count
 // over the parent, which keeps the roots' creation tags apart.
 std::atomic<std::uint64_t> roots_made{0};
 
@@ -76,7 +76,7 @@ const char* call_of(CreationKind kind) { return kind == CreationKind::comms ? "m
 
 std::uint64_t next_root_seq() { return roots_made++; }
 
-void CreationMode::agree(Creation& c) const { agree_on_arguments(c); }
+void CreationMode::cross_check(Creation& c) const { cross_check_arguments(c); }
 
 // Opens (and so checks) every backend the options name.
 void load_backends(Creation& c) {
@@ -122,7 +122,7 @@ void check_options(const MeshOptions& o) {
                 "deadline " + std::to_string(o.deadline) + " is not a number of seconds from 0 (none) to 1e9");
 }
 
-// Everything this rank can check before the agreement.
+// Everything this rank can check before the cross-check.
 void check_locally(Creation& c) {
   const CreationRequest& r = c.request;
   if (r.error) throw *r.error;
@@ -162,7 +162,7 @@ void check_locally(Creation& c) {
 
 }  // namespace
 
-// The arguments every rank must pass alike, for the agreement: the same
+// The arguments every rank must pass alike, for the cross-check: the same
 // fields for every kind.
 std::array<Field, 9> fields_of(Creation& c) {
   const CreationRequest& r = c.request;
@@ -184,12 +184,12 @@ std::array<Field, 9> fields_of(Creation& c) {
   }
   // Every backend named, with its options as each backend parsed them,
   // without those it takes per rank (NCCL's device); where a backend did
-  // not load, its options as given (see agreed_options).
+  // not load, its options as given (see canonical_options).
   for (const BackendSpec& spec : named_backends(c)) {
     const PluginTable* table = nullptr;
     for (const auto& [loaded, instance] : c.backends)
       if (instance && loaded.key() == spec.key()) table = &instance->table();
-    op.add(agreed_options(spec, table));
+    op.add(canonical_options(spec, table));
   }
   return {{{"ways of creating the mesh", kind.h},
            {"arguments (as checked by the interface called)", checked.h},
@@ -203,10 +203,10 @@ std::array<Field, 9> fields_of(Creation& c) {
 }
 
 // Every rank makes this one collective call whatever its arguments, so
-// that ranks that disagree get an error instead of a hang. It is the only
+// that ranks whose arguments differ get an error instead of a hang. It is the only
 // communication of creation for MPI-only meshes: no communicator is made
 // until one is asked for (where MPI makes communicators from groups).
-void agree_on_arguments(Creation& c) {
+void cross_check_arguments(Creation& c) {
   Status local = Status::success;
   std::string message;
   try {
@@ -216,7 +216,7 @@ void agree_on_arguments(Creation& c) {
     message = e.what();
   }
   const std::array<Field, 9> fields = fields_of(c);
-  c.seq = agree(c.parent, call_of(c.request.kind), fields, local, message, roots_made.load());
+  c.seq = cross_check(c.parent, call_of(c.request.kind), fields, local, message, roots_made.load());
   roots_made = c.seq + 1;
   Hash h;
   for (const Field& f : fields) h.add(static_cast<std::int64_t>(f.digest));
@@ -225,8 +225,8 @@ void agree_on_arguments(Creation& c) {
 
 namespace {
 
-// Host discovery comes after the agreement, so that every rank makes it
-// only once all agreed to. Its errors (uneven hosts, DEVMESH_HOST_ID on
+// Host discovery comes after the cross-check, so that every rank makes it
+// only once all passed it. Its errors (uneven hosts, DEVMESH_HOST_ID on
 // some ranks only) come from tables every rank holds alike, so they are
 // the same on every rank.
 void order_by_host(Creation& c) {
@@ -259,7 +259,7 @@ void adopt_layout(Creation& c) {
     local = e.status();
     message = e.what();
   }
-  agree(c.parent, "mesh adoption", {}, local, message);
+  cross_check(c.parent, "mesh adoption", {}, local, message);
   Hash h;
   for (int x : table) h.add(x);
   c.digest = h.h;
@@ -306,7 +306,7 @@ void stock_state(Creation& c, MeshState& state, MPI_Comm root_comm, bool group_i
   }
 }
 
-// Builds the root's state once every rank agreed. Collective over the
+// Builds the root's state once every rank passed the cross-check. Collective over the
 // parent: host discovery for plugin backends unless known already, and the
 // root communicator where the mode needs one now.
 Mesh build(Creation& c) {
@@ -343,7 +343,7 @@ Mesh build(Creation& c) {
   }
   std::shared_ptr<MeshState> state;
   try {
-    watch_finalize();
+    install_finalize_hook();
     // The options move to the state; their flags (copied by the move) stay
     // readable in the request.
     state = std::make_shared<MeshState>(*c.view, group, static_cast<int>(*index), c.me, host_rank, c.seq, c.digest,
@@ -359,7 +359,7 @@ Mesh build(Creation& c) {
   return MeshAccess::make(std::move(*c.view), std::move(state));
 }
 
-// A failure is an error like any other: the program's parent is watched
+// A failure is an error like any other: the program's parent is tracked
 // while it lives (dims' communicators may be made over it later), and a
 // root communicator is made now only where dims cannot come from their
 // groups and the parent is devmesh's own (kind group).
@@ -376,7 +376,7 @@ class PlainMode final : public CreationMode {
     return comm;
   }
   void finish(const Creation& c, MeshState& state) const override {
-    if (c.request.kind != CreationKind::group) state.watch_parent(c.parent, c.view->root_size() == c.world);
+    if (c.request.kind != CreationKind::group) state.track_parent(c.parent, c.view->root_size() == c.world);
   }
 };
 
@@ -390,7 +390,7 @@ const CreationMode& plain_mode() {
 Mesh create(CreationRequest request) {
   Creation c(std::move(request));
   open_parent(c);
-  mode_of(c.request).agree(c);
+  mode_of(c.request).cross_check(c);
   const CreationRequest& r = c.request;
   if (r.kind == CreationKind::hosts || r.options.host_aware) order_by_host(c);
   if (r.kind == CreationKind::comms) adopt_layout(c);

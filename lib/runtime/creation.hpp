@@ -55,11 +55,11 @@ struct CreationRequest {
 
 // The modes a front end may ask for: a shrink makes its new root in the
 // ULFM mode over the survivors, whose arguments are the same on every
-// member by construction (no agreement on them; what fails on one member
+// member by construction (no cross-check of them; what fails on one member
 // alone fails every member at the end).
 const CreationMode& ulfm_survivors_mode();
 
-// Runs a creation: local checks (request.error first) -> one agreement
+// Runs a creation: local checks (request.error first) -> one cross-check
 // over the parent -> host discovery where asked -> build. Collective over
 // the parent (kind group: over the group's members). Non-members of the
 // new root get the null mesh. Errors are the same on every rank (see

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "adoption.hpp"
-#include "agreement.hpp"
 #include "creation.hpp"
+#include "cross_check.hpp"
 #include "hosts.hpp"
 #include "plugins.hpp"
 
@@ -48,12 +48,12 @@ struct Creation {
   // A parent of devmesh's own that holds exactly the root in root order.
   bool parent_is_root = false;
   // What failed on this rank alone where the arguments needed no
-  // agreement (a shrink's), reported at the end.
+  // cross-check (a shrink's), reported at the end.
   std::optional<Error> deferred;
 };
 
 // How a creation treats failure. The driver runs, on every rank: local
-// checks (with the mode's check) -> the mode's agreement -> host discovery
+// checks (with the mode's check) -> the mode's cross-check -> host discovery
 // -> the root communicator the mode needs -> the mesh state -> the mode's
 // finish.
 class CreationMode {
@@ -61,8 +61,8 @@ class CreationMode {
   virtual ~CreationMode() = default;
   // What the mode needs of the request and of the machine, on this rank.
   virtual void check(const Creation& c) const = 0;
-  // The agreement that ends the local checks (agree_on_arguments).
-  virtual void agree(Creation& c) const;
+  // The cross-check that ends the local checks (cross_check_arguments).
+  virtual void cross_check(Creation& c) const;
   // The new root's communicator over c.parent from the members' group, or
   // MPI_COMM_NULL where the mode needs none before the state exists.
   virtual MPI_Comm root_comm(const Creation& c, MPI_Group members) const = 0;
@@ -86,9 +86,9 @@ void check_dim_names(const CreationRequest& r);
 void load_backends(Creation& c);
 // The arguments every rank must pass alike.
 std::array<Field, 9> fields_of(Creation& c);
-// The local checks, then one agreement over the parent.
-void agree_on_arguments(Creation& c);
-// Takes the next root sequence number of this process without an agreement.
+// The local checks, then one cross-check over the parent.
+void cross_check_arguments(Creation& c);
+// Takes the next root sequence number of this process without a cross-check.
 std::uint64_t next_root_seq();
 
 }  // namespace devmesh::detail

@@ -1,4 +1,4 @@
-// The plain policy: nothing to revoke, nothing to watch.
+// The plain policy: nothing to revoke, and calls run as they are.
 #include "failure_policy.hpp"
 
 namespace devmesh::detail {

@@ -18,12 +18,10 @@ std::int64_t now_ns() noexcept {
       .count();
 }
 
-// A write to the socket of a peer that died raises SIGPIPE, whose default
-// action ends the process without a word: across hosts (TCP), Open MPI
-// 5.0.11 let it kill a survivor of a death (tests/multihost/host_dies.cpp,
-// about one job in four). A fault-tolerant mesh ignores it, so that the
-// write fails and the death is reported, unless the program chose a
-// disposition of its own.
+// A fault-tolerant mesh ignores SIGPIPE, unless the program chose a
+// disposition of its own, so that a write to the socket of a peer that died
+// fails and the death is reported instead of ending the survivor without a
+// word (docs/RELIABILITY.md, "Faults on two real hosts").
 void survive_dead_sockets() noexcept {
   struct sigaction current {};
   if (sigaction(SIGPIPE, nullptr, &current) != 0) return;
@@ -40,22 +38,22 @@ Fault::Fault(double deadline) : deadline_ns_(static_cast<std::int64_t>(deadline 
   survive_dead_sockets();
   if (deadline_ns_ > 0) {
     std::lock_guard<std::mutex> lock(watch_mutex_);
-    start_watchdog();
+    start_watcher();
   }
 }
 
-void Fault::start_watchdog() {
-  if (!watchdog_.joinable()) watchdog_ = std::thread([this] { watch(); });
+void Fault::start_watcher() {
+  if (!watcher_.joinable()) watcher_ = std::thread([this] { watch(); });
 }
 
 Fault::~Fault() {
-  if (watchdog_.joinable()) {
+  if (watcher_.joinable()) {
     {
       std::lock_guard<std::mutex> lock(watch_mutex_);
       stopping_ = true;
     }
     watch_cv_.notify_all();
-    watchdog_.join();
+    watcher_.join();
   }
 }
 
@@ -78,11 +76,11 @@ void Fault::watch() noexcept {
       deadline_ns_ > 0 ? std::clamp<std::int64_t>(deadline_ns_ / 10, 10'000'000, 200'000'000) : INT64_MAX;
   std::unique_lock<std::mutex> lock(watch_mutex_);
   for (;;) {
-    const std::int64_t step = watch_root_.load()
+    const std::int64_t step = probes_root_.load()
                                   ? std::min<std::int64_t>(deadline_step, watch_interval / std::chrono::nanoseconds(1))
                                   : deadline_step;
     if (watch_cv_.wait_for(lock, std::chrono::nanoseconds(step), [this] { return stopping_; })) return;
-    if (watch_root_.load() && !revoked_.load()) probe_root();
+    if (probes_root_.load() && !revoked_.load()) probe_root();
     if (deadline_ns_ <= 0) continue;
     const std::int64_t start = wait_start_.load();
     if (start == 0 || now_ns() - start < deadline_ns_ || revoked_.load()) continue;
@@ -109,7 +107,7 @@ Error Fault::local(Error e) noexcept {
 // progress, so that a peer's revoke arrives while this rank's threads wait
 // elsewhere, on a GPU stream say), then whether the root is revoked. A
 // probe failing (a failed member: PROC_FAILED; REVOKED) revokes the mesh
-// here too. From the watchdog's thread: only the backends that allow it are
+// here too. From the watcher's thread: only the backends that allow it are
 // revoked, and those are the ones that need the watcher.
 void Fault::probe_root() noexcept {
   std::lock_guard<std::mutex> probing(probe_mutex_);
@@ -125,10 +123,10 @@ void Fault::probe_root() noexcept {
   }
 }
 
-bool Fault::root_revoked(bool from_watchdog) noexcept {
+bool Fault::root_revoked(bool from_watcher) noexcept {
   const MPI_Comm root = root_.load(std::memory_order_acquire);
   if (root == MPI_COMM_NULL || !mpi::comm_is_revoked(root)) return false;
-  revoke(Status::revoked, "a member of the mesh revoked it", from_watchdog);
+  revoke(Status::revoked, "a member of the mesh revoked it", from_watcher);
   return true;
 }
 
@@ -141,7 +139,7 @@ void Fault::fail(std::string_view what) const {
   throw Error(Status::revoked, std::string(what) + ": the mesh is revoked (" + reason + ")");
 }
 
-void Fault::revoke(Status why, std::string reason, bool from_watchdog) noexcept {
+void Fault::revoke(Status why, std::string reason, bool from_watcher) noexcept {
   // Under the lock (no copies that could fail): revoking is local and
   // returns at once, for MPI and for the backends' revoke.
   std::lock_guard<std::mutex> lock(mutex_);
@@ -155,7 +153,7 @@ void Fault::revoke(Status why, std::string reason, bool from_watchdog) noexcept 
   for (MPI_Comm c : comms_) mpi::comm_revoke(c);
   const int status = static_cast<int>(why == Status::timeout ? Status::revoked : why);
   for (auto& [b, any_thread] : backends_)
-    if (any_thread || !from_watchdog) b(status);
+    if (any_thread || !from_watcher) b(status);
 }
 
 void Fault::saw(const Error& e) noexcept {
@@ -181,9 +179,9 @@ void Fault::add(std::function<void(int)> revoke, bool any_thread, bool spreads) 
     std::lock_guard<std::mutex> lock(mutex_);
     backends_.emplace_back(std::move(revoke), any_thread);
   }
-  if (spreads || watch_root_.exchange(true)) return;
+  if (spreads || probes_root_.exchange(true)) return;
   std::lock_guard<std::mutex> lock(watch_mutex_);
-  start_watchdog();
+  start_watcher();
 }
 
 void Fault::agreed(std::vector<index_t> failed) {

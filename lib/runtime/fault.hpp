@@ -27,8 +27,8 @@ namespace devmesh::detail {
 class Fault {
  public:
   // deadline: seconds any one wait of the mesh may take (0: none). With
-  // one, a watchdog thread revokes the mesh when a wait passes it. The same
-  // thread watches the root communicator for a backend whose revoke stays
+  // one, the mesh's watcher thread revokes the mesh when a wait passes it.
+  // The same thread probes the root communicator for a backend whose revoke stays
   // local (add(..., spreads = false)).
   explicit Fault(double deadline = 0);
   ~Fault();
@@ -72,12 +72,12 @@ class Fault {
   // communicator and backend communicator registered here, the root
   // communicator first. why: the status of the failure that led to it (a
   // peer's failure: PROC_FAILED; devmesh_revoke: REVOKED); reason: what
-  // happened, for the error messages of later operations. from_watchdog:
+  // happened, for the error messages of later operations. from_watcher:
   // called from the deadline's own thread, which reaches only the backend
   // communicators whose revoke may run beside an operation
   // (DEVMESH_BACKEND_CAP_REVOKE_ANY_THREAD); the others bound their waits
   // by the deadline themselves.
-  void revoke(Status why, std::string reason, bool from_watchdog = false) noexcept;
+  void revoke(Status why, std::string reason, bool from_watcher = false) noexcept;
   // An error seen by an operation of the mesh: a failure (PROC_FAILED,
   // REVOKED, TIMEOUT) revokes the mesh. Other errors are left alone.
   void saw(const Error& e) noexcept;
@@ -89,7 +89,7 @@ class Fault {
   // it may run while another thread is in an operation of it; spreads: it
   // reaches the other members' operations too. One that does not spread
   // (any_thread is then required, creation checks it) starts the watcher:
-  // the watchdog thread probes the root communicator every
+  // the watcher thread probes the root communicator every
   // watch_interval, and revokes the mesh on this rank as soon as a peer
   // revoked it or MPI reports a failed member, so that this rank's
   // backend communicators stop even while a thread is blocked in one.
@@ -103,8 +103,8 @@ class Fault {
   std::vector<index_t> agreed() const;
 
  private:
-  bool root_revoked(bool from_watchdog = false) noexcept;  // from_watchdog: as for revoke()
-  void start_watchdog();                                   // under watch_mutex_
+  bool root_revoked(bool from_watcher = false) noexcept;  // from_watcher: as for revoke()
+  void start_watcher();                                   // under watch_mutex_
   void probe_root() noexcept;
 
   std::atomic<bool> revoked_{false};
@@ -115,22 +115,22 @@ class Fault {
   std::string reason_;
   std::vector<index_t> agreed_;
 
-  // The deadline and its watchdog.
+  // The deadline and the watcher that keeps it.
   bool begin(const char* what) noexcept;
   void end() noexcept;
   void watch() noexcept;
   const std::int64_t deadline_ns_;
   std::atomic<std::int64_t> wait_start_{0};  // steady-clock ns of the waiting operation; 0: none
   std::atomic<const char*> wait_what_{nullptr};
-  std::atomic<bool> timeout_pending_{false};  // the watchdog revoked; the wait it cut gets TIMEOUT
+  std::atomic<bool> timeout_pending_{false};  // the watcher revoked; the wait it cut gets TIMEOUT
   std::mutex watch_mutex_;
   std::condition_variable watch_cv_;
   bool stopping_ = false;
-  std::atomic<bool> watch_root_{false};  // a backend's revoke does not spread
+  std::atomic<bool> probes_root_{false};  // a backend's revoke does not spread
   // Held by the watcher while it calls MPI on the root communicator, and by
   // clear() before the state frees it.
   std::mutex probe_mutex_;
-  std::thread watchdog_;
+  std::thread watcher_;
 };
 
 // What an error with status BACKEND of a fault-tolerant mesh means, the

@@ -41,7 +41,7 @@ void unregister_live(MeshState* state) noexcept {
     states.erase(std::next(it).base());
 }
 
-void watch_finalize() {
+void install_finalize_hook() {
   static std::mutex m;
   static bool installed = false;
   std::lock_guard lock(m);

@@ -16,7 +16,7 @@ void unregister_live(MeshState* state) noexcept;
 // has run. Under the Sessions model alone (no MPI_Init) MPI_COMM_SELF may
 // not be used and MPI_Finalize never runs: the hook is left out, and the
 // program destroys its meshes before MPI_Session_finalize.
-void watch_finalize();
+void install_finalize_hook();
 
 // Whether MPI calls may still be made (MPI_Finalize has not run).
 bool mpi_alive() noexcept;

@@ -6,7 +6,7 @@
 #include <charconv>
 #include <type_traits>
 
-#include "agreement.hpp"
+#include "cross_check.hpp"
 #include "finalize.hpp"
 #include "mpi_check.hpp"
 #include "mpi_comms.hpp"
@@ -29,12 +29,12 @@ namespace {
 // its delete callback runs when that communicator is freed, by the program
 // (the next comm() then says so instead of returning a dead handle) or by
 // release(), which sets `releasing` first.
-int watch_deleted(MPI_Comm, int, void* value, void*) {
-  auto* watch = static_cast<MeshState::Watch*>(value);
-  if (watch->releasing.load()) return MPI_SUCCESS;
-  watch->freed_by_program = true;
+int tracked_comm_deleted(MPI_Comm, int, void* value, void*) {
+  auto* tracking = static_cast<MeshState::Tracking*>(value);
+  if (tracking->releasing.load()) return MPI_SUCCESS;
+  tracking->freed_by_program = true;
   // After the flag: an answer recorded at the new epoch saw the flag.
-  if (watch->epoch) watch->epoch->fetch_add(1);
+  if (tracking->epoch) tracking->epoch->fetch_add(1);
   return MPI_SUCCESS;
 }
 
@@ -46,12 +46,12 @@ int keyval_of(MPI_Comm_delete_attr_function* deleted) {
   return key;
 }
 
-int watch_keyval() {
-  static const int key = keyval_of(watch_deleted);
+int tracking_keyval() {
+  static const int key = keyval_of(tracked_comm_deleted);
   return key;
 }
 
-// The attribute on a watched parent (MeshState::watch_parent) holds a
+// The attribute on a tracked parent (MeshState::track_parent) holds a
 // std::shared_ptr<ParentLink>, one per parent, shared by every root made
 // over it. Its delete callback, which MPI runs when the program frees the
 // parent (MPI_Comm_free, MPI_Comm_disconnect; for MPI_COMM_WORLD at
@@ -192,16 +192,16 @@ void MeshState::release() noexcept {
   for (auto& [key, h] : handouts_) {
     h.upgraded.clear();  // backend communicators go before their MPI group
     // A communicator the program freed is not freed again; the others'
-    // watch callbacks must not take devmesh's own free for the program's.
-    h.watch.releasing = true;
+    // tracking callbacks must not take devmesh's own free for the program's.
+    h.tracking.releasing = true;
     if (!alive || !h.owned || h.comm == MPI_COMM_NULL) continue;
     // One with a request that never completes (leave_unfreed) and a
     // revoked one (mpi::free_comm) are left to MPI_Finalize, without the
-    // attribute that points at their watch.
+    // attribute that points at their tracking.
     const bool unfreed = left_unfreed(h.comm);
-    if (h.watch.freed_by_program) continue;
+    if (h.tracking.freed_by_program) continue;
     const MPI_Comm comm = h.comm;
-    if (unfreed || !mpi::free_comm(h.comm)) MPI_Comm_delete_attr(comm, watch_keyval());
+    if (unfreed || !mpi::free_comm(h.comm)) MPI_Comm_delete_attr(comm, tracking_keyval());
   }
   handouts_.clear();
   backends_.clear();
@@ -291,7 +291,7 @@ void MeshState::take_parent(MPI_Comm parent) {
   owned_parent_ = parent;
 }
 
-void MeshState::watch_parent(MPI_Comm parent, bool all_members) {
+void MeshState::track_parent(MPI_Comm parent, bool all_members) {
   std::shared_ptr<ParentLink> link;
   {
     Lock lock(mutex_);
@@ -384,7 +384,7 @@ void MeshState::insert_program_comm(const Layout& layout, MPI_Comm comm, std::st
 // program's own calls on it do; they still check every code a handler
 // lets return.
 MeshState::Handout& MeshState::hand_out(const Lock&, std::vector<index_t> key, MPI_Comm comm, std::string name) {
-  // Entered first, so that the attribute points at the watch's final place;
+  // Entered first, so that the attribute points at the tracking's final place;
   // taken out again if what follows fails.
   const auto [at, fresh] = handouts_.try_emplace(std::move(key));
   if (!fresh) {
@@ -392,20 +392,20 @@ MeshState::Handout& MeshState::hand_out(const Lock&, std::vector<index_t> key, M
     throw Error(Status::backend, "internal: a communicator was made twice for one layout");
   }
   Handout& h = at->second;
-  h.watch.epoch = &epoch_;
+  h.tracking.epoch = &epoch_;
   const auto fail = [&] {
-    h.watch.releasing = true;
+    h.tracking.releasing = true;
     MPI_Comm_free(&comm);
     handouts_.erase(at);
   };
   int rc = MPI_SUCCESS;
   const char* call = "MPI_Comm_set_name";
   try {
-    const int keyval = watch_keyval();
+    const int keyval = tracking_keyval();
     rc = MPI_Comm_set_name(comm, name.c_str());
     if (rc == MPI_SUCCESS) {
       call = "MPI_Comm_set_attr";
-      rc = MPI_Comm_set_attr(comm, keyval, &h.watch);
+      rc = MPI_Comm_set_attr(comm, keyval, &h.tracking);
     }
     if (rc == MPI_SUCCESS && errhandler_ != MPI_ERRHANDLER_NULL) {
       call = "MPI_Comm_set_errhandler";
@@ -429,7 +429,7 @@ MeshState::Handout& MeshState::hand_out(const Lock&, std::vector<index_t> key, M
 MeshState::Handout* MeshState::find(const Lock&, const std::vector<index_t>& key) {
   auto it = handouts_.find(key);
   if (it == handouts_.end()) return nullptr;
-  if (it->second.watch.freed_by_program)
+  if (it->second.tracking.freed_by_program)
     throw Error(Status::invalid_argument,
                 "the communicator '" + it->second.name +
                     "' was freed by the program (MPI_Comm_free); devmesh "
@@ -473,7 +473,7 @@ std::string MeshState::tag(std::string_view what) const {
 }
 
 // Where dims do not come from their groups: over the root communicator if
-// made, else over the program's parent (watched: a freed parent left the
+// made, else over the program's parent (tracked: a freed parent left the
 // root communicator behind, see keep_members).
 MPI_Comm MeshState::make_comm(const Lock& lock, std::span<const int> members, const std::string& creation_tag) {
   // A fault-tolerant mesh makes it by MPI_Comm_create over the root
@@ -521,12 +521,12 @@ MPI_Comm MeshState::root_comm(const Lock& lock) {
 
 MPI_Comm MeshState::root_comm() {
   Lock lock(mutex_);
-  return watching([&] { return root_comm(lock); });
+  return with_failure_policy([&] { return root_comm(lock); });
 }
 
 MPI_Comm MeshState::comm(const Layout& layout, std::string_view dim) {
   Lock lock(mutex_);
-  return watching([&] { return entry(lock, layout, dim).comm; });
+  return with_failure_policy([&] { return entry(lock, layout, dim).comm; });
 }
 
 const Resolved& MeshState::communicator(const Dim& dim) {
@@ -536,7 +536,7 @@ const Resolved& MeshState::communicator(const Dim& dim) {
   const std::uint64_t epoch = epoch_.load(std::memory_order_acquire);
   const BackendSpec spec = backend_of(lock, dim);
   Communicator& comm =
-      watching([&]() -> Communicator& { return communicator(lock, dim.layout, dim.name, spec, false); });
+      with_failure_policy([&]() -> Communicator& { return communicator(lock, dim.layout, dim.name, spec, false); });
   return resolved_.try_emplace({&comm, epoch}, Resolved{&comm, epoch}).first->second;
 }
 

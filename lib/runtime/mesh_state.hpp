@@ -75,7 +75,7 @@ class MeshState : public std::enable_shared_from_this<MeshState> {
   // Keeps the parent devmesh made for this root (a shrink's survivors'
   // communicator, where the root is not all of it), freed at release.
   void take_parent(MPI_Comm parent);
-  // Watches the program's parent with an attribute (no communication; not
+  // Tracks the program's parent with an attribute (no communication; not
   // collective), so that devmesh uses it while the program keeps it:
   //  - where dims' communicators do not come straight from their groups
   //    (mpi::dims_from_group), they are made with MPI_Comm_create_group
@@ -86,9 +86,9 @@ class MeshState : public std::enable_shared_from_this<MeshState> {
   //    root view's Cartesian communicator) run over it instead of a root
   //    communicator made for them.
   // The state must be owned by a std::shared_ptr.
-  void watch_parent(MPI_Comm parent, bool all_members);
+  void track_parent(MPI_Comm parent, bool all_members);
   // Enters a communicator of the program (Mesh::adopt) as the one of a
-  // layout, not owned: never freed, renamed, watched or given another error
+  // layout, not owned: never freed, renamed, tracked or given another error
   // handler. Not counted in comm_count().
   void insert_program_comm(const Layout& layout, MPI_Comm comm, std::string_view dim);
 
@@ -169,7 +169,7 @@ class MeshState : public std::enable_shared_from_this<MeshState> {
   // What an attribute on a communicator handed out tells: its delete
   // callback ran because the program freed it. devmesh's own free sets
   // `releasing` first.
-  struct Watch {
+  struct Tracking {
     std::atomic<bool> freed_by_program{false};
     std::atomic<bool> releasing{false};
     std::atomic<std::uint64_t>* epoch = nullptr;  // the state's, moved on when the program frees it
@@ -190,7 +190,7 @@ class MeshState : public std::enable_shared_from_this<MeshState> {
   struct Handout {
     MPI_Comm comm = MPI_COMM_NULL;
     std::string name;   // MPI_Comm_get_name's
-    Watch watch;        // its attribute's value (none on the program's own)
+    Tracking tracking;  // its attribute's value (none on the program's own)
     bool owned = true;  // false: the program's own (insert_program_comm)
     std::map<std::string, std::unique_ptr<Communicator>, std::less<>> upgraded;  // by BackendSpec::key
     // Backend communicators whose creation failed, by BackendSpec::key: the
@@ -205,7 +205,7 @@ class MeshState : public std::enable_shared_from_this<MeshState> {
   // Runs f (a call that may make communicators); a failure it sees
   // (PROC_FAILED, REVOKED) revokes the mesh before it reaches the caller.
   template <class F>
-  decltype(auto) watching(F&& f);
+  decltype(auto) with_failure_policy(F&& f);
   BackendSpec backend_of(const Lock&, const Dim& dim) const;
   // The fault state of a fault-tolerant mesh, or throws unsupported.
   Fault& fault_of(const char* what) const;
@@ -215,16 +215,16 @@ class MeshState : public std::enable_shared_from_this<MeshState> {
   // The handout of a key, or nullptr; throws when the program freed it.
   Handout* find(const Lock&, const std::vector<index_t>& key);
   Handout& entry(const Lock&, const Layout& layout, std::string_view dim);
-  // Names a new communicator, watches it and gives it the handed-out error
+  // Names a new communicator, tracks it and gives it the handed-out error
   // handler, then stores it under key. On failure frees it and throws.
   Handout& hand_out(const Lock&, std::vector<index_t> key, MPI_Comm comm, std::string name);
   MPI_Comm root_comm(const Lock&);
   // A communicator over exactly the root's members for one collective call
   // of devmesh's (create_comms' check and split): the root communicator
-  // if it exists, else the parent while watched and alive, else the root
+  // if it exists, else the parent while tracked and alive, else the root
   // communicator, made now.
   MPI_Comm all_members(const Lock&);
-  // The parent, when watched and not freed by the program; else
+  // The parent, when tracked and not freed by the program; else
   // MPI_COMM_NULL.
   MPI_Comm live_parent(const Lock&) const;
   // The creation tag of what (a layout's key, or "root"): tag_prefix_, then what.
@@ -253,7 +253,7 @@ class MeshState : public std::enable_shared_from_this<MeshState> {
   std::map<std::pair<std::string, std::vector<index_t>>, BackendSpec> chosen_;
   MPI_Comm root_comm_ = MPI_COMM_NULL;
   // The program's parent and the link its attribute sets when it is freed
-  // (watch_parent); never freed by devmesh.
+  // (track_parent); never freed by devmesh.
   MPI_Comm parent_ = MPI_COMM_NULL;
   std::shared_ptr<ParentLink> parent_link_;
   bool parent_members_ = false;  // the parent's ranks are the root's members
@@ -284,7 +284,7 @@ class MeshState : public std::enable_shared_from_this<MeshState> {
 };
 
 template <class F>
-inline decltype(auto) MeshState::watching(F&& f) {
+inline decltype(auto) MeshState::with_failure_policy(F&& f) {
   using R = decltype(f());
   if constexpr (std::is_void_v<R>) {
     failure_->run(f);

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "agreement.hpp"
+#include "cross_check.hpp"
 #include "mesh_state.hpp"
 #include "mpi_check.hpp"
 #include "mpi_comms.hpp"
@@ -35,7 +35,7 @@ std::vector<int> cart_remain(const View& root, const Layout& layout) {
 
 MPI_Comm MeshState::cart(const View& view, std::vector<int> periods) {
   Lock lock(mutex_);
-  return watching([&] { return cart(lock, view, std::move(periods)); });
+  return with_failure_policy([&] { return cart(lock, view, std::move(periods)); });
 }
 
 MPI_Comm MeshState::cart(const Lock& lock, const View& view, std::vector<int> per) {
@@ -67,7 +67,7 @@ MPI_Comm MeshState::cart(const Lock& lock, const View& view, std::vector<int> pe
   for (const Dim& d : view.dims()) dims.push_back(static_cast<int>(d.size()));
   // Cart rank k must be local rank k of the flattened layout: the root
   // communicator is that when the layout is the identity (the root view in
-  // its own order), and so is a watched parent while it lives if root
+  // its own order), and so is a tracked parent while it lives if root
   // index x is parent rank x; otherwise the flattened layout's own
   // communicator.
   const Layout whole = coalesce(flat);
@@ -84,7 +84,7 @@ MPI_Comm MeshState::cart(const Lock& lock, const View& view, std::vector<int> pe
 
 void MeshState::create_comms(const View& v, CommPath path) {
   Lock lock(mutex_);
-  watching([&] { create_comms(lock, v, path); });
+  with_failure_policy([&] { create_comms(lock, v, path); });
 }
 
 void MeshState::create_comms(const Lock& lock, const View& v, CommPath path) {
@@ -109,8 +109,8 @@ void MeshState::create_comms(const Lock& lock, const View& v, CommPath path) {
     all = all_members(lock);
     const Status local = known_path ? Status::success : Status::invalid_argument;
     const Field fields[] = {{"creation paths", p.h}, {"views", views.h}};
-    detail::agree(all, "create_comms", fields, local,
-                  "unknown creation path " + std::to_string(static_cast<int>(path)));
+    detail::cross_check(all, "create_comms", fields, local,
+                        "unknown creation path " + std::to_string(static_cast<int>(path)));
   } catch (const Error&) {
     // A failed call leaves nothing made.
     if (!had_root && root_comm_ != MPI_COMM_NULL && MPI_Comm_free(&root_comm_) == MPI_SUCCESS) --created_;

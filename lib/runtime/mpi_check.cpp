@@ -12,15 +12,11 @@ namespace devmesh::detail {
 
 namespace {
 
-// MPI_Error_string writes up to MPI_MAX_ERROR_STRING bytes by contract, but
-// MPICH 4.0.2's MPIR_Err_print_stack_string can run past that: once the
-// buffer is full it takes strlen() of the bytes after it and, with a length
-// gone negative, keeps writing. Over a peer's failure (a UCX endpoint
-// timeout, a long error stack) that smashed a stack buffer and turned an
-// MPI error into a SIGSEGV in the throw. Hence a zeroed heap buffer many
-// times the size: a strlen past the end reads zeros and the length MPICH
-// keeps stays at 0. The text is taken only up to the first NUL within
-// MPI_MAX_ERROR_STRING, whatever length MPI reports.
+// MPI_Error_string gets a zeroed heap buffer this many times
+// MPI_MAX_ERROR_STRING, since an MPI may write past that bound on a long
+// error stack, and the text is taken only up to the first NUL within
+// MPI_MAX_ERROR_STRING, whatever length MPI reports (docs/RELIABILITY.md,
+// "Faults on two real hosts").
 constexpr std::size_t error_text_slack = 8;
 
 }  // namespace

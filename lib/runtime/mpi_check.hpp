@@ -17,8 +17,9 @@ inline void check_mpi(int code, const char* call) {
   if (code != MPI_SUCCESS) throw_mpi_error(code, call);
 }
 
-// MPI's text for an error code, read safely (MPICH 4.0.2 can write past
-// MPI_MAX_ERROR_STRING); "" when MPI gives none.
+// MPI's text for an error code, read through a buffer larger than
+// MPI_MAX_ERROR_STRING, since an MPI may write past it (docs/RELIABILITY.md,
+// "Faults on two real hosts"); "" when MPI gives none.
 std::string mpi_error_text(int code);
 
 // Whether MPI knows code as an error (MPI_Error_class succeeds with a class
@@ -37,13 +38,12 @@ void return_errors(MPI_Comm& comm);
 void check_parent_usable(MPI_Comm parent);
 
 // A communicator with a request that will never complete (a wait cut by a
-// revoke) must never be freed: MPI cannot cancel a collective, and Open
-// MPI 5.0.11 crashed progressing an abandoned nonblocking collective once
-// its communicator was freed. leave_unfreed(comm) says so of a communicator
-// devmesh hands out (the built-in MPI backend, whose first interruptible
-// collective makes its duplicate by MPI_Comm_idup on it); the mesh then
-// releases it without MPI_Comm_free (left_unfreed(comm) is true once, and
-// forgets it).
+// revoke) is never freed, since MPI cannot cancel a collective and freeing
+// it may crash a later MPI call (docs/ERRORS.md, "Failures").
+// leave_unfreed(comm) says so of a communicator devmesh hands out (the
+// built-in MPI backend, whose first interruptible collective makes its
+// duplicate by MPI_Comm_idup on it); the mesh then releases it without
+// MPI_Comm_free (left_unfreed(comm) is true once, and forgets it).
 void leave_unfreed(MPI_Comm comm);
 bool left_unfreed(MPI_Comm comm);
 

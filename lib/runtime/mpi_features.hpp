@@ -1,7 +1,7 @@
 // What differs between the MPI libraries devmesh builds against, in one
 // place. The build asks the MPI library for the functions themselves (see
-// lib/meson.build), never MPI_VERSION: Open MPI 5 reports MPI 3.1 while it
-// has MPI_Comm_create_from_group and MPI Sessions.
+// lib/runtime/meson.build), never MPI_VERSION, which need not tell what an
+// MPI has (README.md, "How to pick the MPI").
 #pragma once
 
 #include <mpi.h>
@@ -24,12 +24,10 @@ inline constexpr bool has_comm_from_group = DEVMESH_HAVE_MPI_COMM_CREATE_FROM_GR
 // (MPI_Comm_create_from_group). Otherwise it is made with
 // MPI_Comm_create_group over a communicator that holds the group: the
 // program's parent while it lives, else the root communicator (see
-// MeshState). Open MPI 5 has MPI_Comm_create_from_group but builds it on a
-// PMIx group construction: three 2-rank groups took 96 ms against 0.37 ms
-// for MPI_Comm_create_group over MPI_COMM_WORLD (8 ranks, Open MPI 5.0.11,
-// bench/creation), and its UCX PML refuses it ("does not support MPI
-// sessions related features", MPI_ERR_UNSUPPORTED_OPERATION). There dims
-// take the parent's path, as with an MPI that lacks the function.
+// MeshState). Under Open MPI dims take the parent's path, as with an MPI
+// that lacks the function, since its MPI_Comm_create_from_group is far
+// slower and refused by its UCX PML (docs/BENCHMARKS.md, "Open MPI 5.0.11
+// (PyPI wheel)").
 inline constexpr bool dims_from_group = has_comm_from_group && DEVMESH_MPI_IS_OPEN_MPI == 0;
 
 // --- fault tolerance (ULFM) ------------------------------------------------
@@ -56,12 +54,10 @@ int comm_get_failed(MPI_Comm comm, MPI_Group* failed) noexcept;
 // comm_agree does not report them again).
 int comm_ack_failed(MPI_Comm comm) noexcept;
 // Frees comm (MPI_COMM_NULL: nothing), unless it is revoked: a revoked
-// communicator is left to MPI_Finalize. A peer's revoke can reach this rank
-// late, after it freed the communicator; Open MPI 5.0.11 then delivers it
-// to a communicator made since with the same context id and epoch, and a
-// rank still making that one crashed (SIGSEGV in ompi_comm_revoke_local,
-// tests/fault/create_fails.cpp: 3 jobs in 24 under load). Sets comm to
-// MPI_COMM_NULL; returns whether it freed a communicator.
+// communicator is left to MPI_Finalize, since a peer's late revoke of a
+// freed one may reach, and crash, a communicator made since in its place
+// (docs/RELIABILITY.md, "Faults"). Sets comm to MPI_COMM_NULL; returns
+// whether it freed a communicator.
 bool free_comm(MPI_Comm& comm) noexcept;
 
 // The MPI standard version the library reports, "4.1".

@@ -43,7 +43,7 @@ class FaultLink {
   bool present() const noexcept { return fault_ != nullptr; }
   bool revoked() const noexcept { return fault_ && fault_->revoked(); }
   // A revoke of the mesh calls `revoke` (Fault::add).
-  void watch(std::function<void(int)> revoke, bool any_thread, bool spreads) {
+  void on_revoke(std::function<void(int)> revoke, bool any_thread, bool spreads) {
     if (fault_) fault_->add(std::move(revoke), any_thread, spreads);
   }
   // A wait of the mesh, for its deadline, while it lives.
@@ -149,7 +149,7 @@ class PluginCommunicator final : public Communicator {
     // deadline's thread only where the backend allows it: Fault::revoke);
     // this rank's next call fails (member()) without reaching the plugin.
     if (t_.revoke)
-      fault_.watch(
+      fault_.on_revoke(
           [this](int status) {
             if (!revoked_here_.exchange(true)) t_.revoke(comm_, status);
           },

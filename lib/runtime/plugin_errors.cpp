@@ -1,7 +1,7 @@
 // Statuses and messages from a plugin, as the core reports them.
 #include <cstring>
 
-#include "agreement.hpp"
+#include "cross_check.hpp"
 #include "mpi_check.hpp"
 #include "plugin_table.hpp"
 

@@ -1,10 +1,10 @@
 // One opened instance of a backend, and the making of its communicators:
-// the plugin's creation steps with the members' outcomes agreed on.
+// the plugin's creation steps with the members' outcomes cross-checked.
 #include <algorithm>
 #include <optional>
 #include <vector>
 
-#include "agreement.hpp"
+#include "cross_check.hpp"
 #include "mpi_check.hpp"
 #include "mpi_features.hpp"
 #include "plugin_communicator.hpp"
@@ -33,8 +33,8 @@ Error outcome(const PluginTable& t, int rc, void* made, std::string_view step) {
   return Error(Status::success, "");
 }
 
-// The members' outcomes of the creation steps, agreed on over `comm`
-// (MPI_COMM_NULL: nothing to agree on, each rank's failure is its own).
+// The members' outcomes of the creation steps, cross-checked over `comm`
+// (MPI_COMM_NULL: nothing to cross-check, each rank's failure is its own).
 struct Settlement {
   MPI_Comm comm;
   std::string call;
@@ -47,7 +47,7 @@ struct Settlement {
       return;
     }
     try {
-      agree(comm, call, fields, mine.status(), mine.what());
+      cross_check(comm, call, fields, mine.status(), mine.what());
     } catch (...) {
       if (mine.status() == Status::success) undo();
       if (mine.status() != Status::success) throw mine;  // its own message, its MPI code
@@ -56,21 +56,21 @@ struct Settlement {
   }
 };
 
-// The communicator the core agrees over while a plugin makes its
+// The communicator the core cross-checks over while a plugin makes its
 // communicator in one collective step (comm_create): a duplicate of the
-// group's, so that the agreement never meets the plugin's own traffic on
+// group's, so that the cross-check never meets the plugin's own traffic on
 // group.group, which a member that failed early would otherwise enter
 // while the others are in the plugin's collective (docs/BACKENDS.md, "What
 // older plugins get").
-class AgreementComm {
+class CrossCheckComm {
  public:
-  explicit AgreementComm(MPI_Comm group) {
+  explicit CrossCheckComm(MPI_Comm group) {
     DEVMESH_MPI(MPI_Comm_dup(group, &comm_));
     return_errors(comm_);
   }
-  ~AgreementComm() { mpi::free_comm(comm_); }
-  AgreementComm(const AgreementComm&) = delete;
-  AgreementComm& operator=(const AgreementComm&) = delete;
+  ~CrossCheckComm() { mpi::free_comm(comm_); }
+  CrossCheckComm(const CrossCheckComm&) = delete;
+  CrossCheckComm& operator=(const CrossCheckComm&) = delete;
   MPI_Comm get() const noexcept { return comm_; }
 
  private:
@@ -121,14 +121,14 @@ std::unique_ptr<Communicator> BackendInstance::create(const devmesh_backend_grou
   int rank = 0, size = 0;
   DEVMESH_MPI(MPI_Comm_rank(group.group, &rank));
   DEVMESH_MPI(MPI_Comm_size(group.group, &size));
-  // Without communication of its own, nothing to agree on: a failure is
-  // this rank's alone, as for any local call. Otherwise the members agree
-  // over a communicator of the core's own, made before the plugin's first
-  // step: a member whose step failed before the plugin communicated must
-  // not meet the others' plugin traffic on group.group.
-  const bool agreed = !(t.capabilities & DEVMESH_BACKEND_CAP_LOCAL_CREATE);
-  std::optional<AgreementComm> own;
-  if (agreed) own.emplace(group.group);
+  // Without communication of its own, nothing to cross-check: a failure is
+  // this rank's alone, as for any local call. Otherwise the members
+  // cross-check over a communicator of the core's own, made before the
+  // plugin's first step: a member whose step failed before the plugin
+  // communicated must not meet the others' plugin traffic on group.group.
+  const bool cross_checked = !(t.capabilities & DEVMESH_BACKEND_CAP_LOCAL_CREATE);
+  std::optional<CrossCheckComm> own;
+  if (cross_checked) own.emplace(group.group);
   const Settlement settle{own ? own->get() : MPI_COMM_NULL,
                           "creating a backend '" + std::string(t.name) + "' communicator"};
   void* prepared = nullptr;
@@ -136,15 +136,15 @@ std::unique_ptr<Communicator> BackendInstance::create(const devmesh_backend_grou
   const Error prepared_e =
       prepared_rc == DEVMESH_SUCCESS ? Error(Status::success, "") : plugin_error(t, prepared_rc, "comm_prepare");
   // A step of the plugin's own that may fail before any communication: the
-  // members agree on it before anyone connects.
+  // members' outcomes are cross-checked before anyone connects.
   if (t.prepares_locally) settle(prepared_e, {}, [&] { t.comm_abandon(t, prepared); });
   if (prepared_e.status() != Status::success) throw prepared_e;
   void* comm = nullptr;
   const int connected_rc = t.comm_connect(t, prepared, &comm);
   const Error connected = outcome(t, connected_rc, comm, t.connect_name);
   settle(connected, {}, [&] { t.comm_destroy(comm); });
-  // The two-step creation agrees on the reductions too, once every member
-  // has a communicator to state them for.
+  // The two-step creation cross-checks the reductions too, once every
+  // member has a communicator to state them for.
   const std::uint64_t mask = reduce_mask(t, instance_);
   const Field reductions_field{"reductions the backend supports", mask};
   if (t.prepares_locally)
@@ -157,7 +157,7 @@ std::unique_ptr<Communicator> BackendInstance::create(const devmesh_backend_grou
   }
 }
 
-std::string agreed_options(const BackendSpec& spec, const PluginTable* table) {
+std::string canonical_options(const BackendSpec& spec, const PluginTable* table) {
   std::vector<std::string> kept;
   for (const std::string& item : spec.options) {
     const std::string_view key = std::string_view(item).substr(0, item.find('='));

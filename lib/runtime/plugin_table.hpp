@@ -22,7 +22,7 @@ struct PluginTable {
   // implies (a table that states none reads the host-local rank).
   unsigned long long capabilities = 0;
   // comm_prepare is the plugin's own local step, whose outcome the core
-  // agrees on before comm_connect; false where it only keeps its arguments
+  // cross-checks before comm_connect; false where it only keeps its arguments
   // for comm_connect, which then makes the whole communicator.
   bool prepares_locally = false;
   // open() without options always succeeds and makes nothing, so that a

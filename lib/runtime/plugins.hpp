@@ -49,9 +49,9 @@ class BackendInstance {
   BackendInstance(const BackendInstance&) = delete;
   BackendInstance& operator=(const BackendInstance&) = delete;
   // Collective over group.group: comm_prepare and comm_connect, with the
-  // members' results agreed on (unless the backend creates locally), so
+  // members' results cross-checked (unless the backend creates locally), so
   // that every member gets the same status. Where the plugin has no local
-  // step of its own (comm_create), the agreement runs on a duplicate of
+  // step of its own (comm_create), the cross-check runs on a duplicate of
   // group.group, never beside the plugin's traffic. fault: the mesh's
   // fault state (fault_tolerance), or null: its revoke reaches the
   // communicator, and the communicator's failures revoke it.
@@ -64,11 +64,11 @@ class BackendInstance {
   void* instance_ = nullptr;
 };
 
-// What every rank must agree on of a backend spec, canonical: the name and
+// What the cross-check compares of a backend spec, canonical: the name and
 // the "key=value" items sorted, without the keys `table` declares per rank
 // (table NULL: the backend did not load here; all items are kept, which
-// agrees with the ranks where it loaded unless per-rank options were given).
-std::string agreed_options(const BackendSpec& spec, const PluginTable* table);
+// matches the ranks where it loaded unless per-rank options were given).
+std::string canonical_options(const BackendSpec& spec, const PluginTable* table);
 
 // Splits "key=value" items (throws invalid_argument naming a malformed or
 // repeated one).

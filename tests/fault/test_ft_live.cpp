@@ -11,11 +11,9 @@
 // deadline cutting the making of an MPI dim's private duplicate leaves
 // that dim's communicator unfreed.
 #define BOOST_TEST_MODULE ft_live
-#include "mpi_test.hpp"
-
+#include <chrono>
 #include <cmath>
 #include <csignal>
-#include <chrono>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -23,6 +21,7 @@
 #include "comm_counter.hpp"
 #include "devmesh/devmesh.h"
 #include "devmesh/mesh.hpp"
+#include "mpi_test.hpp"
 
 using devmesh::DataType;
 using devmesh::Mesh;
@@ -108,7 +107,7 @@ BOOST_AUTO_TEST_CASE(works_as_any_mesh) {
 
 BOOST_AUTO_TEST_CASE(shrink_without_failure_keeps_everyone) {
   const Mesh m = hsdp();
-  m.flatten("everyone");                       // registered on the root
+  m.flatten("everyone");  // registered on the root
   m[{"shard", "replicate"}].flatten("transposed");
   const Mesh s = m.shrink("replicate");
   // Registered flattened names are made again on the new root, with the
@@ -145,7 +144,7 @@ BOOST_AUTO_TEST_CASE(allreduce_with_a_deadline_sums_every_group_size) {
     std::vector<std::string> dims;  // flattened when more than one
   };
   const std::vector<Case> cases = {{&hsdp, {"shard"}}, {&hsdp, {"replicate"}}, {&hsdp, {"replicate", "shard"}},
-                                   {&six, {"a"}},      {&six, {"b"}},         {&six, {"a", "b"}}};
+                                   {&six, {"a"}},      {&six, {"b"}},          {&six, {"a", "b"}}};
   for (const Case& k : cases) {
     if (!k.mesh->is_member()) continue;
     const Mesh v = k.dims.size() == 1 ? *k.mesh : k.mesh->slice(k.dims).flatten();
@@ -177,8 +176,8 @@ BOOST_AUTO_TEST_CASE(allreduce_with_a_deadline_sums_every_group_size) {
 
 // A backend that cannot open on one survivor fails the shrink on every
 // survivor alike, with that rank's message: the shrink skips creation's
-// argument agreement, so the failure is carried to the agreement that ends
-// it (ulfm/creation_mode.cpp, check_agreed).
+// argument cross-check, so the failure is carried to the agreement
+// (MPIX_Comm_agree) that ends it (ulfm/creation_mode.cpp, check_same_by_construction).
 BOOST_AUTO_TEST_CASE(a_backend_failing_on_one_survivor_fails_the_shrink_everywhere) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   devmesh::MeshOptions o;
@@ -233,8 +232,11 @@ BOOST_AUTO_TEST_CASE(a_backend_that_cannot_revoke_for_the_mesh_is_refused) {
   o.fault_tolerance = true;
   o.dim_backends = {{"shard", "norevokecaps3"}};
   std::string msg;
-  BOOST_TEST(status_of([&] { Mesh::create(MPI_COMM_WORLD, {0, 2}, {"replicate", "shard"}, o); }, &msg) ==
-             Status::unsupported);
+  BOOST_TEST(status_of(
+                 [&] {
+                   Mesh::create(MPI_COMM_WORLD, {0, 2}, {"replicate", "shard"}, o);
+                 },
+                 &msg) == Status::unsupported);
   BOOST_TEST(msg.find("'norevokecaps3' cannot revoke its communicators for the mesh") != std::string::npos, msg);
 }
 
@@ -286,8 +288,8 @@ BOOST_AUTO_TEST_CASE(a_revoked_mesh_leaves_its_communicators_unfreed) {
   BOOST_TEST(sum == 2);
 }
 
-// What needs a thread of the mesh's own (a deadline's watchdog; the
-// watcher that spreads a backend's local revoke) needs
+// What needs the mesh's watcher thread (a deadline, or a backend's local
+// revoke to spread) needs
 // MPI_THREAD_MULTIPLE: below it, every rank fails creation alike with
 // invalid_argument naming it (run with --thread-serialized, test
 // fault-live-serialized); with it, the same meshes work. A mesh with
@@ -305,26 +307,31 @@ BOOST_AUTO_TEST_CASE(thread_level_below_multiple_refuses_what_needs_a_thread) {
   const std::vector<int> shape{0, 2};
   const std::vector<std::string> names{"replicate", "shard"};
   std::string msg;
-  const Status with_local = status_of([&] {
-    const Mesh m = Mesh::create(MPI_COMM_WORLD, shape, names, local);
-    int x = 1, y = 0;
-    m.communicator("replicate").allreduce(&x, &y, 1, DataType::int32, ReduceOp::sum);
-    BOOST_TEST(y == world_size() / 2);
-  }, &msg);
+  const Status with_local = status_of(
+      [&] {
+        const Mesh m = Mesh::create(MPI_COMM_WORLD, shape, names, local);
+        int x = 1, y = 0;
+        m.communicator("replicate").allreduce(&x, &y, 1, DataType::int32, ReduceOp::sum);
+        BOOST_TEST(y == world_size() / 2);
+      },
+      &msg);
   if (provided < MPI_THREAD_MULTIPLE) {
     BOOST_TEST(with_local == Status::invalid_argument);
     BOOST_TEST(msg.find("'localrevoke3', whose revoke stays on the calling rank, needs MPI_THREAD_MULTIPLE") !=
-                   std::string::npos, msg);
+                   std::string::npos,
+               msg);
   } else {
     BOOST_TEST(with_local == Status::success, msg);
   }
   msg.clear();
-  const Status with_deadline = status_of([&] {
-    const Mesh m = Mesh::create(MPI_COMM_WORLD, shape, names, deadline);
-    int x = 1, y = 0;
-    m.communicator("shard").allreduce(&x, &y, 1, DataType::int32, ReduceOp::sum);
-    BOOST_TEST(y == 2);
-  }, &msg);
+  const Status with_deadline = status_of(
+      [&] {
+        const Mesh m = Mesh::create(MPI_COMM_WORLD, shape, names, deadline);
+        int x = 1, y = 0;
+        m.communicator("shard").allreduce(&x, &y, 1, DataType::int32, ReduceOp::sum);
+        BOOST_TEST(y == 2);
+      },
+      &msg);
   if (provided < MPI_THREAD_MULTIPLE) {
     BOOST_TEST(with_deadline == Status::invalid_argument);
     BOOST_TEST(msg.find("a deadline needs MPI_THREAD_MULTIPLE") != std::string::npos, msg);

@@ -41,7 +41,7 @@ void check_fault_tolerance(const Creation& c) {
   if (deadline > 0 && thread_level < MPI_THREAD_MULTIPLE)
     throw Error(Status::invalid_argument,
                 "a deadline needs MPI_THREAD_MULTIPLE (MPI_Init_thread): the mesh's "
-                "watchdog revokes it from a thread of its own");
+                "watcher revokes it from a thread of its own");
   // A backend's revoke reaches the other members itself (REVOKE_SPREADS),
   // or the mesh's watcher makes it reach them: on every member it sees the
   // root communicator revoked and revokes that member's backend
@@ -71,17 +71,16 @@ Error as_death(const Creation& c, const Error& e) {
 }
 
 // The new root's communicator over the parent (MPI_Comm_create), made on
-// every member or on none, and no
-// member goes on (and may revoke it) before every member has made it: Open
-// MPI 5.0.11 crashed a rank still making a communicator when another's
-// revoke of it reached that rank (SIGSEGV in ompi_comm_revoke_local). So:
+// every member or on none, and no member goes on (and may revoke it)
+// before every member has made it, since a revoke that reaches a rank
+// still making a communicator may crash it (docs/RELIABILITY.md, "Faults
+// on two real hosts"). So:
 // * over a parent of devmesh's own (a shrink's survivors), the survivors
 //   agree first, so that every survivor has finished making the parent
 //   (MPIX_Comm_shrink) before any can revoke it;
 // * a survivor whose MPI_Comm_create fails revokes that parent, so that
-//   those waiting in theirs fail too: Open MPI 5.0.11 failed it on one
-//   survivor of a death it had not noticed, and the others waited for that
-//   one for ever (tests/multihost/host_dies.cpp). devmesh does not revoke
+//   those waiting in theirs fail too, since ULFM may fail it on one
+//   survivor alone (same section). devmesh does not revoke
 //   the program's communicators (mesh.hpp): over the program's parent, a
 //   member whose call fails before any communication leaves the others
 //   waiting in theirs, as a failed MPI collective does;
@@ -113,7 +112,7 @@ MPI_Comm create_root_comm(const Creation& c, MPI_Group group) {
   if (failed) {
     // Over the program's parent, the others learn this member's failure.
     if (!survivors && agreed == MPI_SUCCESS)
-      agree(c.parent, call_of(c.request.kind), {}, failed->status(), failed->what());
+      cross_check(c.parent, call_of(c.request.kind), {}, failed->status(), failed->what());
     throw *failed;
   }
   check_mpi(agreed, "MPIX_Comm_agree");
@@ -121,7 +120,7 @@ MPI_Comm create_root_comm(const Creation& c, MPI_Group group) {
     throw Error(Status::revoked,
                 "mesh creation: making the new root's communicator failed on another survivor, "
                 "which revoked the survivors' communicator");
-  agree(c.parent, call_of(c.request.kind), {}, Status::success, {});
+  cross_check(c.parent, call_of(c.request.kind), {}, Status::success, {});
   throw Error(Status::internal, "mesh creation: the members disagree on whether the root communicator was made");
 }
 
@@ -135,9 +134,10 @@ MPI_Comm create_root_comm(const Creation& c, MPI_Group group) {
 // leaves creation (and may revoke) before every member has made every
 // communicator, a death during creation fails it on every survivor
 // alike, and a member that failed here is known to all. The same
-// agreement carries whether every member of an agreed creation passed its
-// own checks (check_agreed): when one did not, every member fails with the
-// status and message of the lowest that failed. A root communicator that
+// agreement carries whether every member of a creation without a
+// cross-check passed its own checks (check_same_by_construction): when one
+// did not, every member fails with the status and message of the lowest
+// that failed. A root communicator that
 // is a shrink's survivors' as MPIX_Comm_shrink made it (shrunk_root) may
 // still be in the making on another survivor: they agree over it first,
 // as create_root_comm does before making one over it.
@@ -166,17 +166,17 @@ void make_ft_dims(const Creation& c, MeshState& state, bool shrunk_root) {
                 "mesh creation: making a dim's communicator failed on another member, which "
                 "revoked the mesh");
   if (!(flags & checks_passed)) {
-    agree(root, call_of(c.request.kind), {}, c.deferred ? c.deferred->status() : Status::success,
-          c.deferred ? c.deferred->what() : std::string());
+    cross_check(root, call_of(c.request.kind), {}, c.deferred ? c.deferred->status() : Status::success,
+                c.deferred ? c.deferred->what() : std::string());
     throw Error(Status::backend, "mesh creation: the members' agreement failed without a failed member");
   }
 }
 
-// The agreement's stand-in for a request whose arguments are the same on
+// The cross-check's stand-in for a request whose arguments are the same on
 // every member by construction (a shrink's): what fails alike on every
 // member (the request's own error, the names, the layout) throws now; what
 // may fail on this member alone waits for the end of build (make_ft_dims).
-void check_agreed(Creation& c) {
+void check_same_by_construction(Creation& c) {
   const CreationRequest& r = c.request;
   if (r.kind != CreationKind::ranks || r.options.host_aware)
     throw Error(Status::invalid_argument, "internal: a survivors' creation is a rank list");
@@ -203,10 +203,10 @@ class UlfmMode : public CreationMode {
   void finish(const Creation& c, MeshState& state) const override { make_ft_dims(c, state, c.parent_is_root); }
 };
 
-// Over a shrink's survivors: no agreement on the arguments.
+// Over a shrink's survivors: no cross-check of the arguments.
 class UlfmSurvivorsMode final : public UlfmMode {
  public:
-  void agree(Creation& c) const override { check_agreed(c); }
+  void cross_check(Creation& c) const override { check_same_by_construction(c); }
 };
 
 }  // namespace

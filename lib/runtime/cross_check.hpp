@@ -1,7 +1,8 @@
-// The cross-rank agreement of collective calls: every rank learns, in one
-// small reduction, whether all passed the same arguments and whether all
-// succeeded, so that a disagreement or a local failure is an error on
-// every rank instead of a hang.
+// The cross-check of collective calls: every rank learns, in one small
+// reduction of argument digests, whether all passed the same arguments and
+// whether all succeeded, so that differing arguments or a local failure are
+// an error on every rank instead of a hang. (Not MPIX_Comm_agree: "agree"
+// in devmesh means only that, and the public Mesh::agree.)
 #pragma once
 
 #include <mpi.h>
@@ -33,7 +34,7 @@ std::string cut_message(std::string_view message);
 
 // Collective over comm; every rank passes the same number of fields.
 // `local` is this rank's validation result (success or the status of the
-// error `message`), `counter` a number to agree on (the result is its
+// error `message`), `counter` a number to share (the result is its
 // maximum over the ranks). Throws, on every rank alike:
 //   - Error(inconsistent) when some field differs between ranks, naming the
 //     field(s) and the lowest rank that differs from rank 0 in each, and,
@@ -41,9 +42,9 @@ std::string cut_message(std::string_view message);
 //   - else, when some rank failed, Error(worst status): a rank that failed
 //     with it keeps its own message, the others get that of the lowest
 //     rank that did (with that rank's number).
-// One MPI_Allreduce of 4 words when all agree and succeed; two to four more
+// One MPI_Allreduce of 4 words when all match and succeed; two to four more
 // collectives only on the error paths.
-std::uint64_t agree(MPI_Comm comm, std::string_view call, std::span<const Field> fields, Status local,
-                    const std::string& message, std::uint64_t counter = 0);
+std::uint64_t cross_check(MPI_Comm comm, std::string_view call, std::span<const Field> fields, Status local,
+                          const std::string& message, std::uint64_t counter = 0);
 
 }  // namespace devmesh::detail

@@ -1,4 +1,4 @@
-#include "agreement.hpp"
+#include "cross_check.hpp"
 
 #include <climits>
 
@@ -47,11 +47,11 @@ std::string cut_message(std::string_view message) {
   return std::string(message.substr(0, max_message)) + " [cut at 4 KiB]";
 }
 
-std::uint64_t agree(MPI_Comm comm, std::string_view call, std::span<const Field> fields, Status local,
-                    const std::string& message, std::uint64_t counter) {
+std::uint64_t cross_check(MPI_Comm comm, std::string_view call, std::span<const Field> fields, Status local,
+                          const std::string& message, std::uint64_t counter) {
   int me = 0;
   DEVMESH_MPI(MPI_Comm_rank(comm, &me));
-  // max(d) == d and max(~d) == ~d on every rank exactly when all d agree,
+  // max(d) == d and max(~d) == ~d on every rank exactly when all d match,
   // so every rank sees the same outcome. The success path reduces one
   // digest of all fields (4 words, as small as a message gets: MPI's
   // shortest protocol); only when it differs do the fields' own digests
