@@ -1121,6 +1121,14 @@ def main():
         with open(fault) as f:
             w(f.read())
 
+    # --- two commits compared (bench/seam/run-seam, written by hand with
+    # its conditions into docs/bench/data/seam.md: it measures two builds,
+    # not the one ./run bench makes)
+    seam = os.path.join(data, "seam.md")
+    if os.path.exists(seam):
+        with open(seam) as f:
+            w(f.read())
+
     # --- GPU
     w("## GPU figures\n")
     w("Not part of `./run bench` (its machine has no GPU). The NCCL backend's checks and figures on a GPU "
