@@ -128,16 +128,25 @@ int broadcast(void* c, void* buffer, std::size_t count, int t, int root, void* s
 int alltoall(void* c, const void* send, void* recv, std::size_t count, int t, void* s) {
   return operation(c, [&](Comm& k) {
     const std::size_t bytes = count * size_of(type_of(t));
+    const ncclDataType_t type = nccl_type(type_of(t));
     check_nccl(ncclGroupStart(), "ncclGroupStart");
-    for (int peer = 0; peer < k.size; ++peer) {
-      check_nccl(ncclSend(static_cast<const char*>(send) + peer * bytes, count, nccl_type(type_of(t)), peer, k.comm,
-                          k.stream(s)),
-                 "ncclSend", k.comm);
-      check_nccl(
-          ncclRecv(static_cast<char*>(recv) + peer * bytes, count, nccl_type(type_of(t)), peer, k.comm, k.stream(s)),
-          "ncclRecv", k.comm);
+    // The group is ended before a failed call inside it is reported: an
+    // open group would swallow this thread's next NCCL calls.
+    ncclResult_t failed = ncclSuccess;
+    const char* failed_call = "";
+    for (int peer = 0; peer < k.size && failed == ncclSuccess; ++peer) {
+      const ncclResult_t sent =
+          ncclSend(static_cast<const char*>(send) + peer * bytes, count, type, peer, k.comm, k.stream(s));
+      const ncclResult_t received =
+          sent == ncclSuccess || sent == ncclInProgress
+              ? ncclRecv(static_cast<char*>(recv) + peer * bytes, count, type, peer, k.comm, k.stream(s))
+              : ncclSuccess;
+      if (sent != ncclSuccess && sent != ncclInProgress) failed = sent, failed_call = "ncclSend";
+      if (received != ncclSuccess && received != ncclInProgress) failed = received, failed_call = "ncclRecv";
     }
-    k.done(ncclGroupEnd(), "ncclGroupEnd");
+    const ncclResult_t ended = ncclGroupEnd();
+    check_nccl(failed, failed_call, k.comm);
+    k.done(ended, "ncclGroupEnd");
   });
 }
 // NCCL has no barrier: a one-element all-reduce, then the stream is synchronised.
