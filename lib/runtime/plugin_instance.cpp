@@ -57,11 +57,10 @@ struct Settlement {
 };
 
 // The communicator the core cross-checks over while a plugin makes its
-// communicator in one collective step (comm_create): a duplicate of the
-// group's, so that the cross-check never meets the plugin's own traffic on
-// group.group, which a member that failed early would otherwise enter
-// while the others are in the plugin's collective (docs/BACKENDS.md, "What
-// older plugins get").
+// communicator: a duplicate of the group's, so that the cross-check never
+// meets the plugin's own traffic on group.group, which a member that failed
+// early would otherwise enter while the others are in the plugin's
+// collective (docs/BACKENDS.md, "What older plugins get").
 class CrossCheckComm {
  public:
   explicit CrossCheckComm(MPI_Comm group) {
