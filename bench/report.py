@@ -1122,9 +1122,9 @@ def main():
             w(f.read())
 
     # --- two commits compared (bench/seam/run-seam, written by hand with
-    # its conditions into docs/bench/data/seam.md: it measures two builds,
-    # not the one ./run bench makes)
-    seam = os.path.join(data, "seam.md")
+    # its conditions into docs/bench/data/seam.txt, Markdown as fault.txt
+    # is: it measures two builds, not the one ./run bench makes)
+    seam = os.path.join(data, "seam.txt")
     if os.path.exists(seam):
         with open(seam) as f:
             w(f.read())
