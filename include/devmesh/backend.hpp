@@ -175,6 +175,109 @@ class DEVMESH_API Communicator {
   // does nothing). Not collective: between the ranks named.
   virtual void sendrecv(const void* sendbuf, std::size_t sendcount, DataType sendtype, int dest, void* recvbuf,
                         std::size_t recvcount, DataType recvtype, int source, void* stream = nullptr) = 0;
+
+  // --- Variable-size and rooted collectives (collective over the group) ---
+  // Counts and displacements are elements, one entry per group rank (a
+  // span of size() entries, else Error(invalid_argument) naming it);
+  // segments may come in any order, with gaps the call leaves untouched.
+  // An array that is not read (the send side of an in-place alltoallv, a
+  // root-only array on another rank) may be empty. Roots are group ranks.
+  // In place as MPI_IN_PLACE allows: alltoallv send == recv (each block r
+  // is recvcounts[r] at rdispls[r]); allgatherv send == recv +
+  // rdispls[rank]; gather(v) at the root send == recv + root*count
+  // (rdispls[root]); scatter(v) at the root recv == send + root*count
+  // (sdispls[root]); reduce at the root send == recv; reduce_scatterv
+  // send == recv. Whether counts agree across ranks (sendcounts[j] on i ==
+  // recvcounts[i] on j) is not checked: that needs communication; the
+  // backend reports what it sees (MPI: a truncation error, Error(backend)).
+  // A backend without the operation throws Error(unsupported) naming it.
+
+  // Block r of send (sendcounts[r] elements at sdispls[r]) goes to rank r,
+  // landing at recv + rdispls[rank] there; sendcounts[rank] must equal
+  // recvcounts[rank].
+  virtual void alltoallv(const void* send, std::span<const std::size_t> sendcounts,
+                         std::span<const std::size_t> sdispls, void* recv, std::span<const std::size_t> recvcounts,
+                         std::span<const std::size_t> rdispls, DataType type, void* stream = nullptr) = 0;
+  // send (sendcount elements) of rank r lands at recv + rdispls[r];
+  // recvcounts[rank] must equal sendcount.
+  virtual void allgatherv(const void* send, std::size_t sendcount, void* recv, std::span<const std::size_t> recvcounts,
+                          std::span<const std::size_t> rdispls, DataType type, void* stream = nullptr) = 0;
+  // MPI_Reduce_scatter: send holds the blocks packed (block r has
+  // recvcounts[r] elements); recv (recvcounts[rank]) = op over ranks of
+  // block rank.
+  virtual void reduce_scatterv(const void* send, void* recv, std::span<const std::size_t> recvcounts, DataType type,
+                               ReduceOp op, void* stream = nullptr) = 0;
+  // At root: recv[r*count + i] = send[i] of rank r (recv unused elsewhere).
+  virtual void gather(const void* send, void* recv, std::size_t count, DataType type, int root,
+                      void* stream = nullptr) = 0;
+  // At root: send of rank r (sendcount elements, recvcounts[r] at the root)
+  // lands at recv + rdispls[r].
+  virtual void gatherv(const void* send, std::size_t sendcount, void* recv, std::span<const std::size_t> recvcounts,
+                       std::span<const std::size_t> rdispls, DataType type, int root, void* stream = nullptr) = 0;
+  // recv[i] = send[rank*count + i] of root (send unused elsewhere).
+  virtual void scatter(const void* send, void* recv, std::size_t count, DataType type, int root,
+                       void* stream = nullptr) = 0;
+  // recv (recvcount elements) = root's block rank (sendcounts[rank] at
+  // sdispls[rank]).
+  virtual void scatterv(const void* send, std::span<const std::size_t> sendcounts,
+                        std::span<const std::size_t> sdispls, void* recv, std::size_t recvcount, DataType type,
+                        int root, void* stream = nullptr) = 0;
+  // At root: recv[i] = op over ranks of send[i] (recv unused elsewhere).
+  virtual void reduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op, int root,
+                      void* stream = nullptr) = 0;
+
+  // --- Non-blocking collectives: the blocking form's arguments, started ---
+  // Collective over the group, as the blocking form; every member starts
+  // the same collectives in the same order. The Request ends the operation
+  // (wait, test); until then the buffers are the operation's, while count
+  // and displacement arrays may be reused as soon as the call returns.
+  // NCCL: enqueued on stream; the Request completes when the stream has run
+  // it. Results equal the blocking form's. A backend without non-blocking
+  // collectives throws Error(unsupported) naming the operation.
+  virtual Request iallreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
+                             void* stream = nullptr) = 0;
+  virtual Request iallgather(const void* send, void* recv, std::size_t count, DataType type,
+                             void* stream = nullptr) = 0;
+  virtual Request ireduce_scatter(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
+                                  void* stream = nullptr) = 0;
+  virtual Request ibroadcast(void* buffer, std::size_t count, DataType type, int root, void* stream = nullptr) = 0;
+  virtual Request ialltoall(const void* send, void* recv, std::size_t count, DataType type,
+                            void* stream = nullptr) = 0;
+  virtual Request ibarrier(void* stream = nullptr) = 0;
+  virtual Request ialltoallv(const void* send, std::span<const std::size_t> sendcounts,
+                             std::span<const std::size_t> sdispls, void* recv, std::span<const std::size_t> recvcounts,
+                             std::span<const std::size_t> rdispls, DataType type, void* stream = nullptr) = 0;
+  virtual Request iallgatherv(const void* send, std::size_t sendcount, void* recv,
+                              std::span<const std::size_t> recvcounts, std::span<const std::size_t> rdispls,
+                              DataType type, void* stream = nullptr) = 0;
+  virtual Request ireduce_scatterv(const void* send, void* recv, std::span<const std::size_t> recvcounts,
+                                   DataType type, ReduceOp op, void* stream = nullptr) = 0;
+  virtual Request igather(const void* send, void* recv, std::size_t count, DataType type, int root,
+                          void* stream = nullptr) = 0;
+  virtual Request igatherv(const void* send, std::size_t sendcount, void* recv, std::span<const std::size_t> recvcounts,
+                           std::span<const std::size_t> rdispls, DataType type, int root, void* stream = nullptr) = 0;
+  virtual Request iscatter(const void* send, void* recv, std::size_t count, DataType type, int root,
+                           void* stream = nullptr) = 0;
+  virtual Request iscatterv(const void* send, std::span<const std::size_t> sendcounts,
+                            std::span<const std::size_t> sdispls, void* recv, std::size_t recvcount, DataType type,
+                            int root, void* stream = nullptr) = 0;
+  virtual Request ireduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op, int root,
+                          void* stream = nullptr) = 0;
+
+  // One send or receive of batch().
+  struct P2P {
+    bool send;  // true: send buffer to peer; false: receive buffer from peer
+    int peer;   // a group rank, or MPI_PROC_NULL (the entry does nothing)
+    void* buffer;
+    std::size_t count;
+    DataType type;
+  };
+  // Starts the sends and receives of ops together (NCCL: one group; a
+  // pipeline stage's exchange with its neighbours), ended by one Request.
+  // Not collective: between the ranks named. Entries with one peer match in
+  // order, as isend/irecv's; a bad entry throws Error(invalid_argument)
+  // naming its index before anything starts.
+  virtual Request batch(std::span<const P2P> ops, void* stream = nullptr) = 0;
 };
 
 }  // namespace devmesh

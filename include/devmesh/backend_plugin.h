@@ -4,12 +4,12 @@
  *
  * A backend named X is the shared object libdevmesh-backend-X.so exporting
  *
- *     const devmesh_backend_v3_t devmesh_backend_v3 = { { { ... v1 ... }, ... v2 ... }, ... };
+ *     const devmesh_backend_v4_t devmesh_backend_v4 = { { { { ... v1 ... }, ... v2 ... }, ... v3 ... }, ... };
  *
- * (DEVMESH_BACKEND_EXPORT_V3 below declares it with the right visibility),
+ * (DEVMESH_BACKEND_EXPORT_V4 below declares it with the right visibility),
  * or, for a plugin written against an older version of the interface,
- * devmesh_backend_v2 (DEVMESH_BACKEND_EXPORT_V2) or devmesh_backend_v1
- * (DEVMESH_BACKEND_EXPORT_V1).
+ * devmesh_backend_v3, devmesh_backend_v2 or devmesh_backend_v1
+ * (DEVMESH_BACKEND_EXPORT_V3, _V2, _V1).
  * When a mesh names backend X (devmesh_config_t.backend, .dim_backends, or
  * MeshOptions in C++), the core looks for the file in
  *   1. every directory of the environment variable DEVMESH_BACKEND_PATH
@@ -25,9 +25,10 @@
  * cross-checks them, see devmesh.h):
  *   no file found anywhere                 -> DEVMESH_ERR_INVALID_ARGUMENT
  *   found but unusable: the loader's error (a missing dependency such as
- *   libnccl.so.2), none of the devmesh_backend_v3/v2/v1 symbols, an ABI
+ *   libnccl.so.2), none of the devmesh_backend_v4/v3/v2/v1 symbols, an ABI
  *   version this core does not accept, a name that differs from the file's,
  *   a missing mandatory function, isend/irecv/test/wait not all or none,
+ *   a version 4 member without its capability bit or the reverse,
  *   another MPI than the core's (stated, or a second MPI library the plugin
  *   loads), or init() failing               -> DEVMESH_ERR_UNSUPPORTED
  * and devmesh_last_error() (or devmesh::Error::what) gives the reason.
@@ -43,7 +44,8 @@
  *                   a dim's MPI group to the backend's communicator.
  *   collectives     collective over the communicator's group (send/recv,
  *                   isend/irecv and sendrecv: between the ranks named).
- *   test(), wait()  on a request of isend/irecv; each request is ended by
+ *   test(), wait()  on a request of isend/irecv (and of version 4's
+ *                   non-blocking members); each request is ended by
  *                   exactly one wait() or one test() that reports it done
  *                   or fails, before its communicator is destroyed.
  *   comm_destroy()  before the group's MPI communicator is freed.
@@ -436,6 +438,134 @@ typedef struct devmesh_backend_v3_s {
   int (*revoke)(void *comm, int status);
 } devmesh_backend_v3_t;
 
+/* ---- version 4 ------------------------------------------------------------
+ *
+ * Version 4 widens the data path: variable-size collectives (counts and
+ * displacements per member, as MPI's v-collectives), rooted collectives,
+ * non-blocking forms of every collective, and a batch of sends and
+ * receives started together. v3.v2.v1.abi_version =
+ * DEVMESH_BACKEND_ABI_VERSION_4; every member added here may be NULL and
+ * is stated by a capability bit (below), present if and only if stated.
+ *
+ * One non-blocking mechanism: every member added here ends with
+ * `void **request`. NULL asks for the blocking operation (host backends
+ * return when it is done, stream backends when it is enqueued). Otherwise
+ * the member starts the operation and writes *request only on success (it
+ * may write NULL when the operation is complete already); the request is
+ * ended by v2's test() or wait(), with the rules of an isend's request
+ * (exactly one wait, or the test that reports it done or fails; both free
+ * it; requests end before comm_destroy), and a revoke() makes a pending one
+ * fail promptly. The core calls the i-members always with a non-NULL
+ * request; it calls v1's members for the blocking forms of v1's
+ * collectives.
+ *
+ * Arrays live only during the call: counts, displacements and ops[] are
+ * the caller's, and a plugin that needs them after it returns (MPI needs
+ * its count arrays until a non-blocking operation completes) copies them.
+ * Buffers of a non-blocking operation are the caller's until it ends.
+ *
+ * Counts and displacements are in elements, size_t, one per group member
+ * (rank order). Segments may come in any order with gaps (left untouched);
+ * the core checks that each array's segments fit in size_t bytes and that
+ * a buffer is not NULL where a segment is not empty. Roots are group ranks.
+ * Root-only arguments (gather's recv and recvcounts, scatter's send and
+ * sendcounts) are NULL on other members when the caller gave NULL.
+ *
+ * In place, as MPI_IN_PLACE allows (the core passes the pointers as the
+ * caller gave them; the plugin compares):
+ *   alltoallv:       send == recv; sendcounts and sdispls are NULL then
+ *                    (each block r is recvcounts[r] at rdispls[r]).
+ *   allgatherv:      send == recv + rdispls[rank] elements.
+ *   reduce_scatterv: send == recv (the packed input, sum of recvcounts
+ *                    elements, read from recv; the result at its start).
+ *   gather:          at the root, send == recv + root*count.
+ *   gatherv:         at the root, send == recv + rdispls[root].
+ *   scatter:         at the root, recv == send + root*count.
+ *   scatterv:        at the root, recv == send + sdispls[root].
+ *   reduce:          at the root, send == recv.
+ * reduce_supported (version 3) also governs reduce, reduce_scatterv and
+ * the i-forms of the reductions. */
+#define DEVMESH_BACKEND_ABI_VERSION_4 4
+#define DEVMESH_BACKEND_SYMBOL_V4 "devmesh_backend_v4"
+
+/* The capability bit of each member version 4 adds, stated if and only if
+ * the member is there (a table that states one without its member, or has
+ * a member without its bit, is refused at load). */
+#define DEVMESH_BACKEND_CAP_ALLTOALLV (1ull << 7)
+#define DEVMESH_BACKEND_CAP_ALLGATHERV (1ull << 8)
+#define DEVMESH_BACKEND_CAP_REDUCE_SCATTERV (1ull << 9)
+#define DEVMESH_BACKEND_CAP_GATHER (1ull << 10)
+#define DEVMESH_BACKEND_CAP_GATHERV (1ull << 11)
+#define DEVMESH_BACKEND_CAP_SCATTER (1ull << 12)
+#define DEVMESH_BACKEND_CAP_SCATTERV (1ull << 13)
+#define DEVMESH_BACKEND_CAP_REDUCE (1ull << 14)
+/* iallreduce, iallgather, ireduce_scatter, ibroadcast, ialltoall and
+ * ibarrier, all six; and every other member of version 4 the table has
+ * accepts a non-NULL request. Needs DEVMESH_BACKEND_CAP_NONBLOCKING (test
+ * and wait end the requests). */
+#define DEVMESH_BACKEND_CAP_NONBLOCKING_COLLECTIVES (1ull << 15)
+/* batch. Needs DEVMESH_BACKEND_CAP_NONBLOCKING. */
+#define DEVMESH_BACKEND_CAP_BATCH (1ull << 16)
+
+/* One operation of batch(). */
+typedef struct devmesh_backend_p2p_s {
+  int send;     /* 1: send buffer to peer; 0: receive buffer from peer */
+  int peer;     /* a group rank (the core drops MPI_PROC_NULL entries) */
+  void *buffer; /* read (send) or written (receive) */
+  size_t count; /* elements */
+  int datatype;
+} devmesh_backend_p2p_t;
+
+/* One backend, version 4: version 3 first, then the members below. */
+typedef struct devmesh_backend_v4_s {
+  devmesh_backend_v3_t v3;
+  /* Block r of send (sendcounts[r] elements at sdispls[r]) goes to rank r,
+   * which receives it as block `rank` of recv (recvcounts[rank] at
+   * rdispls[rank]). */
+  int (*alltoallv)(void *comm, const void *send, const size_t sendcounts[], const size_t sdispls[], void *recv,
+                   const size_t recvcounts[], const size_t rdispls[], int datatype, void *stream, void **request);
+  /* send (sendcount elements) of rank r lands at recv + rdispls[r]
+   * (recvcounts[r] == sendcount of r). */
+  int (*allgatherv)(void *comm, const void *send, size_t sendcount, void *recv, const size_t recvcounts[],
+                    const size_t rdispls[], int datatype, void *stream, void **request);
+  /* MPI_Reduce_scatter: send is packed (block r, recvcounts[r] elements,
+   * follows block r-1); rank r gets op over ranks of its block in recv. */
+  int (*reduce_scatterv)(void *comm, const void *send, void *recv, const size_t recvcounts[], int datatype, int op,
+                         void *stream, void **request);
+  /* At root, recv[r*count + i] = send[i] of rank r. */
+  int (*gather)(void *comm, const void *send, void *recv, size_t count, int datatype, int root, void *stream,
+                void **request);
+  /* At root, send of rank r (sendcount elements) lands at recv + rdispls[r]. */
+  int (*gatherv)(void *comm, const void *send, size_t sendcount, void *recv, const size_t recvcounts[],
+                 const size_t rdispls[], int datatype, int root, void *stream, void **request);
+  /* recv[i] = send[rank*count + i] of root. */
+  int (*scatter)(void *comm, const void *send, void *recv, size_t count, int datatype, int root, void *stream,
+                 void **request);
+  /* recv (recvcount elements) = block rank of root's send (sendcounts[rank]
+   * at sdispls[rank]). */
+  int (*scatterv)(void *comm, const void *send, const size_t sendcounts[], const size_t sdispls[], void *recv,
+                  size_t recvcount, int datatype, int root, void *stream, void **request);
+  /* At root, recv[i] = op over ranks of send[i]; recv unused elsewhere. */
+  int (*reduce)(void *comm, const void *send, void *recv, size_t count, int datatype, int op, int root, void *stream,
+                void **request);
+  /* Version 1's collectives, started: v1's arguments, then request. */
+  int (*iallreduce)(void *comm, const void *send, void *recv, size_t count, int datatype, int op, void *stream,
+                    void **request);
+  int (*iallgather)(void *comm, const void *send, void *recv, size_t count, int datatype, void *stream,
+                    void **request);
+  int (*ireduce_scatter)(void *comm, const void *send, void *recv, size_t count, int datatype, int op, void *stream,
+                         void **request);
+  int (*ibroadcast)(void *comm, void *buffer, size_t count, int datatype, int root, void *stream, void **request);
+  int (*ialltoall)(void *comm, const void *send, void *recv, size_t count, int datatype, void *stream,
+                   void **request);
+  int (*ibarrier)(void *comm, void *stream, void **request);
+  /* n sends and receives with members of the group, started together (one
+   * group on NCCL), ended by one request (NULL: returns when all are done,
+   * or enqueued). Not collective: between the ranks named. Operations with
+   * one peer match in order, as isend/irecv's. n >= 1. */
+  int (*batch)(void *comm, const devmesh_backend_p2p_t ops[], size_t n, void *stream, void **request);
+} devmesh_backend_v4_t;
+
 #if defined(__GNUC__) || defined(__clang__)
 #define DEVMESH_BACKEND_VISIBLE __attribute__((visibility("default")))
 #else
@@ -462,6 +592,14 @@ typedef struct devmesh_backend_v3_s {
 #define DEVMESH_BACKEND_EXPORT_V3 extern "C" DEVMESH_BACKEND_VISIBLE const devmesh_backend_v3_t devmesh_backend_v3
 #else
 #define DEVMESH_BACKEND_EXPORT_V3 DEVMESH_BACKEND_VISIBLE const devmesh_backend_v3_t devmesh_backend_v3
+#endif
+
+/*   DEVMESH_BACKEND_EXPORT_V4 = { { { { DEVMESH_BACKEND_ABI_VERSION_4, "mine", ... }, isend, ... },
+ *                                   DEVMESH_BACKEND_MPI, caps, ... }, alltoallv, ... }; */
+#ifdef __cplusplus
+#define DEVMESH_BACKEND_EXPORT_V4 extern "C" DEVMESH_BACKEND_VISIBLE const devmesh_backend_v4_t devmesh_backend_v4
+#else
+#define DEVMESH_BACKEND_EXPORT_V4 DEVMESH_BACKEND_VISIBLE const devmesh_backend_v4_t devmesh_backend_v4
 #endif
 
 /* Registers a backend linked into the application, found by backend->name

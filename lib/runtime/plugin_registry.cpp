@@ -149,7 +149,8 @@ const devmesh_backend_v1_t* open_plugin(std::string_view name, std::string* wher
   void* handle = open_file(name, where);
   const devmesh_backend_v1_t* table = nullptr;
   unsigned version = 0;
-  const std::pair<const char*, unsigned> symbols[] = {{DEVMESH_BACKEND_SYMBOL_V3, DEVMESH_BACKEND_ABI_VERSION_3},
+  const std::pair<const char*, unsigned> symbols[] = {{DEVMESH_BACKEND_SYMBOL_V4, DEVMESH_BACKEND_ABI_VERSION_4},
+                                                      {DEVMESH_BACKEND_SYMBOL_V3, DEVMESH_BACKEND_ABI_VERSION_3},
                                                       {DEVMESH_BACKEND_SYMBOL_V2, DEVMESH_BACKEND_ABI_VERSION_2},
                                                       {DEVMESH_BACKEND_SYMBOL_V1, DEVMESH_BACKEND_ABI_VERSION}};
   for (const auto& [symbol, v] : symbols) {
@@ -227,7 +228,8 @@ namespace devmesh {
 void register_backend(const devmesh_backend_v1_t* table) {
   if (!table) throw Error(Status::invalid_argument, "the backend table is NULL");
   if (const std::string problem = detail::table_problem(
-          *table, {DEVMESH_BACKEND_ABI_VERSION, DEVMESH_BACKEND_ABI_VERSION_2, DEVMESH_BACKEND_ABI_VERSION_3});
+          *table, {DEVMESH_BACKEND_ABI_VERSION, DEVMESH_BACKEND_ABI_VERSION_2, DEVMESH_BACKEND_ABI_VERSION_3,
+                  DEVMESH_BACKEND_ABI_VERSION_4});
       !problem.empty())
     throw Error(Status::invalid_argument, "the backend table cannot be used: " + problem);
   const std::string_view name = table->name;

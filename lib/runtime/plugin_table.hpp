@@ -66,6 +66,23 @@ struct PluginTable {
   int (*wait)(void* request) = nullptr;
   int (*sendrecv)(void* comm, const void* sendbuf, size_t sendcount, int sendtype, int dest, void* recvbuf,
                   size_t recvcount, int recvtype, int source, void* stream) = nullptr;
+
+  // Version 4: each ends with `void** request` (nullptr: blocking).
+  decltype(devmesh_backend_v4_t::alltoallv) alltoallv = nullptr;
+  decltype(devmesh_backend_v4_t::allgatherv) allgatherv = nullptr;
+  decltype(devmesh_backend_v4_t::reduce_scatterv) reduce_scatterv = nullptr;
+  decltype(devmesh_backend_v4_t::gather) gather = nullptr;
+  decltype(devmesh_backend_v4_t::gatherv) gatherv = nullptr;
+  decltype(devmesh_backend_v4_t::scatter) scatter = nullptr;
+  decltype(devmesh_backend_v4_t::scatterv) scatterv = nullptr;
+  decltype(devmesh_backend_v4_t::reduce) reduce = nullptr;
+  decltype(devmesh_backend_v4_t::iallreduce) iallreduce = nullptr;
+  decltype(devmesh_backend_v4_t::iallgather) iallgather = nullptr;
+  decltype(devmesh_backend_v4_t::ireduce_scatter) ireduce_scatter = nullptr;
+  decltype(devmesh_backend_v4_t::ibroadcast) ibroadcast = nullptr;
+  decltype(devmesh_backend_v4_t::ialltoall) ialltoall = nullptr;
+  decltype(devmesh_backend_v4_t::ibarrier) ibarrier = nullptr;
+  decltype(devmesh_backend_v4_t::batch) batch = nullptr;
 };
 
 // --- the version adapters (plugin_versions.cpp) ----------------------------

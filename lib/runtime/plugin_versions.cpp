@@ -6,6 +6,7 @@
 #include <cstring>
 #include <iterator>
 #include <new>
+#include <tuple>
 
 #include "plugin_table.hpp"
 #include "plugins.hpp"
@@ -20,6 +21,61 @@ const devmesh_backend_v2_t* v2_of(const devmesh_backend_v1_t& t) {
 }
 const devmesh_backend_v3_t* v3_of(const devmesh_backend_v1_t& t) {
   return t.abi_version >= DEVMESH_BACKEND_ABI_VERSION_3 ? reinterpret_cast<const devmesh_backend_v3_t*>(&t) : nullptr;
+}
+const devmesh_backend_v4_t* v4_of(const devmesh_backend_v1_t& t) {
+  return t.abi_version >= DEVMESH_BACKEND_ABI_VERSION_4 ? reinterpret_cast<const devmesh_backend_v4_t*>(&t) : nullptr;
+}
+
+// Version 4's members: where each sits in the table, its name, and the
+// capability bit that states it (one row each, so that the checks, the
+// copy and the names of UNSUPPORTED cannot disagree).
+template <class Fn>
+struct V4Row {
+  const char* name;
+  unsigned long long cap;
+  Fn devmesh_backend_v4_t::* from;
+  Fn PluginTable::* to;
+};
+constexpr auto v4_rows() {
+  return std::make_tuple(
+      V4Row<decltype(devmesh_backend_v4_t::alltoallv)>{"alltoallv", DEVMESH_BACKEND_CAP_ALLTOALLV,
+                                                      &devmesh_backend_v4_t::alltoallv, &PluginTable::alltoallv},
+      V4Row<decltype(devmesh_backend_v4_t::allgatherv)>{"allgatherv", DEVMESH_BACKEND_CAP_ALLGATHERV,
+                                                       &devmesh_backend_v4_t::allgatherv, &PluginTable::allgatherv},
+      V4Row<decltype(devmesh_backend_v4_t::reduce_scatterv)>{"reduce_scatterv", DEVMESH_BACKEND_CAP_REDUCE_SCATTERV,
+                                                            &devmesh_backend_v4_t::reduce_scatterv,
+                                                            &PluginTable::reduce_scatterv},
+      V4Row<decltype(devmesh_backend_v4_t::gather)>{"gather", DEVMESH_BACKEND_CAP_GATHER, &devmesh_backend_v4_t::gather,
+                                                   &PluginTable::gather},
+      V4Row<decltype(devmesh_backend_v4_t::gatherv)>{"gatherv", DEVMESH_BACKEND_CAP_GATHERV,
+                                                    &devmesh_backend_v4_t::gatherv, &PluginTable::gatherv},
+      V4Row<decltype(devmesh_backend_v4_t::scatter)>{"scatter", DEVMESH_BACKEND_CAP_SCATTER,
+                                                    &devmesh_backend_v4_t::scatter, &PluginTable::scatter},
+      V4Row<decltype(devmesh_backend_v4_t::scatterv)>{"scatterv", DEVMESH_BACKEND_CAP_SCATTERV,
+                                                     &devmesh_backend_v4_t::scatterv, &PluginTable::scatterv},
+      V4Row<decltype(devmesh_backend_v4_t::reduce)>{"reduce", DEVMESH_BACKEND_CAP_REDUCE, &devmesh_backend_v4_t::reduce,
+                                                   &PluginTable::reduce},
+      V4Row<decltype(devmesh_backend_v4_t::iallreduce)>{"iallreduce", DEVMESH_BACKEND_CAP_NONBLOCKING_COLLECTIVES,
+                                                       &devmesh_backend_v4_t::iallreduce, &PluginTable::iallreduce},
+      V4Row<decltype(devmesh_backend_v4_t::iallgather)>{"iallgather", DEVMESH_BACKEND_CAP_NONBLOCKING_COLLECTIVES,
+                                                       &devmesh_backend_v4_t::iallgather, &PluginTable::iallgather},
+      V4Row<decltype(devmesh_backend_v4_t::ireduce_scatter)>{
+          "ireduce_scatter", DEVMESH_BACKEND_CAP_NONBLOCKING_COLLECTIVES, &devmesh_backend_v4_t::ireduce_scatter,
+          &PluginTable::ireduce_scatter},
+      V4Row<decltype(devmesh_backend_v4_t::ibroadcast)>{"ibroadcast", DEVMESH_BACKEND_CAP_NONBLOCKING_COLLECTIVES,
+                                                       &devmesh_backend_v4_t::ibroadcast, &PluginTable::ibroadcast},
+      V4Row<decltype(devmesh_backend_v4_t::ialltoall)>{"ialltoall", DEVMESH_BACKEND_CAP_NONBLOCKING_COLLECTIVES,
+                                                      &devmesh_backend_v4_t::ialltoall, &PluginTable::ialltoall},
+      V4Row<decltype(devmesh_backend_v4_t::ibarrier)>{"ibarrier", DEVMESH_BACKEND_CAP_NONBLOCKING_COLLECTIVES,
+                                                     &devmesh_backend_v4_t::ibarrier, &PluginTable::ibarrier},
+      V4Row<decltype(devmesh_backend_v4_t::batch)>{"batch", DEVMESH_BACKEND_CAP_BATCH, &devmesh_backend_v4_t::batch,
+                                                  &PluginTable::batch});
+}
+
+// Calls f(row) for each of version 4's members.
+template <class F>
+void each_v4(F&& f) {
+  std::apply([&](const auto&... row) { (f(row), ...); }, v4_rows());
 }
 
 // The mandatory members t lacks, "" when none.
@@ -72,6 +128,28 @@ std::string statement_problem(const devmesh_backend_v3_t* v3) {
     return std::string("it was compiled against ") + v3->mpi_family + "'s mpi.h, but this devmesh was built with " +
            DEVMESH_BACKEND_MPI + " (" + mpi_library() + ")";
   return {};
+}
+
+// Version 4's capability bits state its members exactly: a bit without its
+// member, or a member without its bit, is refused. "" when consistent.
+std::string v4_problem(const devmesh_backend_v4_t* v4) {
+  if (!v4) return {};
+  const unsigned long long caps = v4->v3.capabilities;
+  std::string problem;
+  each_v4([&](const auto& row) {
+    const bool has = v4->*row.from != nullptr, states = (caps & row.cap) != 0;
+    if (problem.empty() && has != states)
+      problem = has ? std::string("its table has ") + row.name + " but does not state its capability bit"
+                    : std::string("it states the capability bit of ") + row.name + " but its table has no " + row.name;
+  });
+  if (problem.empty() && (caps & (DEVMESH_BACKEND_CAP_NONBLOCKING_COLLECTIVES | DEVMESH_BACKEND_CAP_BATCH)) &&
+      !(caps & DEVMESH_BACKEND_CAP_NONBLOCKING))
+    problem = "it states non-blocking collectives or batch without DEVMESH_BACKEND_CAP_NONBLOCKING (test and wait)";
+  return problem;
+}
+
+void copy_v4(const devmesh_backend_v4_t& t, PluginTable& n) {
+  each_v4([&](const auto& row) { n.*row.to = t.*row.from; });
 }
 
 // --- creation: version 3's own steps --------------------------------------
@@ -158,6 +236,7 @@ std::string table_problem(const devmesh_backend_v1_t& t, std::initializer_list<u
   if (const std::string missing = missing_members(t); !missing.empty())
     return "its table lacks the mandatory " + missing;
   if (std::string problem = request_problem(t); !problem.empty()) return problem;
+  if (std::string problem = v4_problem(v4_of(t)); !problem.empty()) return problem;
   return statement_problem(v3_of(t));
 }
 
@@ -169,6 +248,7 @@ PluginTable normalise(const devmesh_backend_v1_t& t) {
   if (const devmesh_backend_v2_t* v2 = v2_of(t)) copy_v2(*v2, n);
   if (const devmesh_backend_v3_t* v3 = v3_of(t)) {
     copy_v3(*v3, n);
+    if (const devmesh_backend_v4_t* v4 = v4_of(t)) copy_v4(*v4, n);
     return n;
   }
   // Versions 1 and 2 state nothing: they may read the host-local rank (as
@@ -182,13 +262,25 @@ PluginTable normalise(const devmesh_backend_v1_t& t) {
   return n;
 }
 
+// The first interface version that has the member serving `what` (an
+// i-form names itself as the C function does: "ialltoallv" is alltoallv's).
+unsigned first_version(std::string_view what) {
+  if (what == "isend" || what == "irecv" || what == "sendrecv") return DEVMESH_BACKEND_ABI_VERSION_2;
+  unsigned v = DEVMESH_BACKEND_ABI_VERSION;
+  each_v4([&](const auto& row) {
+    const std::string_view name = row.name;
+    if (what == name || (what.size() == name.size() + 1 && what[0] == 'i' && what.substr(1) == name))
+      v = DEVMESH_BACKEND_ABI_VERSION_4;
+  });
+  return v;
+}
+
 void lacks(const PluginTable& t, std::string_view what) {
-  const bool later = what == "isend" || what == "irecv" || what == "sendrecv";
-  if (later && !v2_of(*t.source))
-    throw Error(Status::unsupported, std::string(what) + " is not supported by backend '" + std::string(t.name) +
-                                         "': it was built for ABI v1 of the plugin interface, which has no " +
-                                         std::string(what));
-  throw Error(Status::unsupported, std::string(what) + " is not supported by backend '" + std::string(t.name) + "'");
+  const std::string head = std::string(what) + " is not supported by backend '" + std::string(t.name) + "'";
+  if (const unsigned since = first_version(what); t.abi_version < since)
+    throw Error(Status::unsupported, head + ": it was built for ABI v" + std::to_string(t.abi_version) +
+                                         " of the plugin interface, which has no " + std::string(what));
+  throw Error(Status::unsupported, head);
 }
 
 }  // namespace devmesh::detail
