@@ -219,9 +219,8 @@ class DEVMESH_API Communicator {
                        void* stream = nullptr) = 0;
   // recv (recvcount elements) = root's block rank (sendcounts[rank] at
   // sdispls[rank]).
-  virtual void scatterv(const void* send, std::span<const std::size_t> sendcounts,
-                        std::span<const std::size_t> sdispls, void* recv, std::size_t recvcount, DataType type,
-                        int root, void* stream = nullptr) = 0;
+  virtual void scatterv(const void* send, std::span<const std::size_t> sendcounts, std::span<const std::size_t> sdispls,
+                        void* recv, std::size_t recvcount, DataType type, int root, void* stream = nullptr) = 0;
   // At root: recv[i] = op over ranks of send[i] (recv unused elsewhere).
   virtual void reduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op, int root,
                       void* stream = nullptr) = 0;
@@ -241,8 +240,7 @@ class DEVMESH_API Communicator {
   virtual Request ireduce_scatter(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
                                   void* stream = nullptr) = 0;
   virtual Request ibroadcast(void* buffer, std::size_t count, DataType type, int root, void* stream = nullptr) = 0;
-  virtual Request ialltoall(const void* send, void* recv, std::size_t count, DataType type,
-                            void* stream = nullptr) = 0;
+  virtual Request ialltoall(const void* send, void* recv, std::size_t count, DataType type, void* stream = nullptr) = 0;
   virtual Request ibarrier(void* stream = nullptr) = 0;
   virtual Request ialltoallv(const void* send, std::span<const std::size_t> sendcounts,
                              std::span<const std::size_t> sdispls, void* recv, std::span<const std::size_t> recvcounts,
@@ -250,8 +248,8 @@ class DEVMESH_API Communicator {
   virtual Request iallgatherv(const void* send, std::size_t sendcount, void* recv,
                               std::span<const std::size_t> recvcounts, std::span<const std::size_t> rdispls,
                               DataType type, void* stream = nullptr) = 0;
-  virtual Request ireduce_scatterv(const void* send, void* recv, std::span<const std::size_t> recvcounts,
-                                   DataType type, ReduceOp op, void* stream = nullptr) = 0;
+  virtual Request ireduce_scatterv(const void* send, void* recv, std::span<const std::size_t> recvcounts, DataType type,
+                                   ReduceOp op, void* stream = nullptr) = 0;
   virtual Request igather(const void* send, void* recv, std::size_t count, DataType type, int root,
                           void* stream = nullptr) = 0;
   virtual Request igatherv(const void* send, std::size_t sendcount, void* recv, std::span<const std::size_t> recvcounts,

@@ -551,13 +551,11 @@ typedef struct devmesh_backend_v4_s {
   /* Version 1's collectives, started: v1's arguments, then request. */
   int (*iallreduce)(void *comm, const void *send, void *recv, size_t count, int datatype, int op, void *stream,
                     void **request);
-  int (*iallgather)(void *comm, const void *send, void *recv, size_t count, int datatype, void *stream,
-                    void **request);
+  int (*iallgather)(void *comm, const void *send, void *recv, size_t count, int datatype, void *stream, void **request);
   int (*ireduce_scatter)(void *comm, const void *send, void *recv, size_t count, int datatype, int op, void *stream,
                          void **request);
   int (*ibroadcast)(void *comm, void *buffer, size_t count, int datatype, int root, void *stream, void **request);
-  int (*ialltoall)(void *comm, const void *send, void *recv, size_t count, int datatype, void *stream,
-                   void **request);
+  int (*ialltoall)(void *comm, const void *send, void *recv, size_t count, int datatype, void *stream, void **request);
   int (*ibarrier)(void *comm, void *stream, void **request);
   /* n sends and receives with members of the group, started together (one
    * group on NCCL), ended by one request (NULL: returns when all are done,

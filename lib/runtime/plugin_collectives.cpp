@@ -22,9 +22,8 @@ const void* at(const void* p, std::size_t n, DataType type) {
 
 }  // namespace
 
-void PluginCommunicator::alltoallv_(const void* send, Counts sendcounts, Counts sdispls, void* recv,
-                                    Counts recvcounts, Counts rdispls, DataType type, void* stream, void** request,
-                                    const char* what) {
+void PluginCommunicator::alltoallv_(const void* send, Counts sendcounts, Counts sdispls, void* recv, Counts recvcounts,
+                                    Counts rdispls, DataType type, void* stream, void** request, const char* what) {
   const auto fn = member(t_.alltoallv, request, what);
   gate_.datatype(type);
   gate_.segments(recv, recvcounts, rdispls, type, "recvbuf", "recvcounts", "rdispls");
@@ -58,8 +57,8 @@ void PluginCommunicator::allgatherv_(const void* send, std::size_t sendcount, vo
       what);
 }
 
-void PluginCommunicator::reduce_scatterv_(const void* send, void* recv, Counts recvcounts, DataType type,
-                                          ReduceOp op, void* stream, void** request, const char* what) {
+void PluginCommunicator::reduce_scatterv_(const void* send, void* recv, Counts recvcounts, DataType type, ReduceOp op,
+                                          void* stream, void** request, const char* what) {
   const auto fn = member(t_.reduce_scatterv, request, what);
   gate_.reduction(type, op, what);
   const std::size_t total = gate_.packed(recvcounts, "recvcounts");
@@ -67,14 +66,13 @@ void PluginCommunicator::reduce_scatterv_(const void* send, void* recv, Counts r
   gate_.buffer(recv, recvcounts[rank_], type, 1, "recvbuf");
   call(
       [&] {
-        return fn(comm_, send, recv, recvcounts.data(), static_cast<int>(type), static_cast<int>(op), stream,
-                  request);
+        return fn(comm_, send, recv, recvcounts.data(), static_cast<int>(type), static_cast<int>(op), stream, request);
       },
       what);
 }
 
-void PluginCommunicator::gather_(const void* send, void* recv, std::size_t count, DataType type, int root,
-                                 void* stream, void** request, const char* what) {
+void PluginCommunicator::gather_(const void* send, void* recv, std::size_t count, DataType type, int root, void* stream,
+                                 void** request, const char* what) {
   const auto fn = member(t_.gather, request, what);
   gate_.datatype(type);
   gate_.group_rank(root, "root");
@@ -96,8 +94,8 @@ void PluginCommunicator::gatherv_(const void* send, std::size_t sendcount, void*
   gate_.buffer(send, sendcount, type, 1, "sendbuf");
   call(
       [&] {
-        return fn(comm_, send, sendcount, recv, array(recvcounts), array(rdispls), static_cast<int>(type), root,
-                  stream, request);
+        return fn(comm_, send, sendcount, recv, array(recvcounts), array(rdispls), static_cast<int>(type), root, stream,
+                  request);
       },
       what);
 }
@@ -125,23 +123,21 @@ void PluginCommunicator::scatterv_(const void* send, Counts sendcounts, Counts s
   gate_.buffer(recv, recvcount, type, 1, "recvbuf");
   call(
       [&] {
-        return fn(comm_, send, array(sendcounts), array(sdispls), recv, recvcount, static_cast<int>(type), root,
-                  stream, request);
+        return fn(comm_, send, array(sendcounts), array(sdispls), recv, recvcount, static_cast<int>(type), root, stream,
+                  request);
       },
       what);
 }
 
-void PluginCommunicator::reduce_(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
-                                 int root, void* stream, void** request, const char* what) {
+void PluginCommunicator::reduce_(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op, int root,
+                                 void* stream, void** request, const char* what) {
   const auto fn = member(t_.reduce, request, what);
   gate_.reduction(type, op, what);
   gate_.group_rank(root, "root");
   gate_.buffer(send, count, type, 1, "sendbuf");
   if (rank_ == root) gate_.buffer(recv, count, type, 1, "recvbuf");
   call(
-      [&] {
-        return fn(comm_, send, recv, count, static_cast<int>(type), static_cast<int>(op), root, stream, request);
-      },
+      [&] { return fn(comm_, send, recv, count, static_cast<int>(type), static_cast<int>(op), root, stream, request); },
       what);
 }
 
@@ -163,8 +159,8 @@ void PluginCommunicator::gather(const void* send, void* recv, std::size_t count,
                                 void* stream) {
   gather_(send, recv, count, type, root, stream, nullptr, "gather");
 }
-void PluginCommunicator::gatherv(const void* send, std::size_t sendcount, void* recv, Counts recvcounts,
-                                 Counts rdispls, DataType type, int root, void* stream) {
+void PluginCommunicator::gatherv(const void* send, std::size_t sendcount, void* recv, Counts recvcounts, Counts rdispls,
+                                 DataType type, int root, void* stream) {
   gatherv_(send, sendcount, recv, recvcounts, rdispls, type, root, stream, nullptr, "gatherv");
 }
 void PluginCommunicator::scatter(const void* send, void* recv, std::size_t count, DataType type, int root,
@@ -198,8 +194,8 @@ Request PluginCommunicator::iallgather(const void* send, void* recv, std::size_t
     call([&] { return fn(comm_, send, recv, count, static_cast<int>(type), stream, r); }, "iallgather");
   });
 }
-Request PluginCommunicator::ireduce_scatter(const void* send, void* recv, std::size_t count, DataType type,
-                                            ReduceOp op, void* stream) {
+Request PluginCommunicator::ireduce_scatter(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
+                                            void* stream) {
   const auto fn = member(t_.ireduce_scatter, "ireduce_scatter");
   check_reduce_scatter(send, recv, count, type, op, "ireduce_scatter");
   return started([&](void** r) {

@@ -199,17 +199,16 @@ class PluginCommunicator final : public Communicator {
                   void* recv, std::span<const std::size_t> recvcounts, std::span<const std::size_t> rdispls,
                   DataType type, void* stream, void** request, const char* what);
   void allgatherv_(const void* send, std::size_t sendcount, void* recv, std::span<const std::size_t> recvcounts,
-                   std::span<const std::size_t> rdispls, DataType type, void* stream, void** request,
-                   const char* what);
+                   std::span<const std::size_t> rdispls, DataType type, void* stream, void** request, const char* what);
   void reduce_scatterv_(const void* send, void* recv, std::span<const std::size_t> recvcounts, DataType type,
                         ReduceOp op, void* stream, void** request, const char* what);
-  void gather_(const void* send, void* recv, std::size_t count, DataType type, int root, void* stream,
-               void** request, const char* what);
+  void gather_(const void* send, void* recv, std::size_t count, DataType type, int root, void* stream, void** request,
+               const char* what);
   void gatherv_(const void* send, std::size_t sendcount, void* recv, std::span<const std::size_t> recvcounts,
                 std::span<const std::size_t> rdispls, DataType type, int root, void* stream, void** request,
                 const char* what);
-  void scatter_(const void* send, void* recv, std::size_t count, DataType type, int root, void* stream,
-                void** request, const char* what);
+  void scatter_(const void* send, void* recv, std::size_t count, DataType type, int root, void* stream, void** request,
+                const char* what);
   void scatterv_(const void* send, std::span<const std::size_t> sendcounts, std::span<const std::size_t> sdispls,
                  void* recv, std::size_t recvcount, DataType type, int root, void* stream, void** request,
                  const char* what);

@@ -50,8 +50,8 @@ class Gate {
   // rank r (any order, gaps allowed): each array has an entry per rank, the
   // end of every non-empty segment fits in size_t bytes, and the buffer is
   // not NULL when a segment is not empty. One pass over the group.
-  void segments(const void* p, std::span<const std::size_t> counts, std::span<const std::size_t> displs,
-                DataType type, const char* buffer_name, const char* counts_name, const char* displs_name) const {
+  void segments(const void* p, std::span<const std::size_t> counts, std::span<const std::size_t> displs, DataType type,
+                const char* buffer_name, const char* counts_name, const char* displs_name) const {
     entries(counts, counts_name);
     entries(displs, displs_name);
     std::size_t end = 0;
@@ -124,9 +124,8 @@ class Gate {
     throw Error(Status::invalid_argument, std::string(name) + " has " + std::to_string(n) +
                                               " entries but the group has " + std::to_string(size_) + " ranks");
   }
-  [[noreturn, gnu::cold, gnu::noinline]] static void refuse_segment(std::size_t r, std::size_t displ,
-                                                                    std::size_t count, const char* displs_name,
-                                                                    const char* counts_name) {
+  [[noreturn, gnu::cold, gnu::noinline]] static void refuse_segment(std::size_t r, std::size_t displ, std::size_t count,
+                                                                    const char* displs_name, const char* counts_name) {
     throw Error(Status::invalid_argument, std::string(displs_name) + "[" + std::to_string(r) + "] " +
                                               std::to_string(displ) + " + " + counts_name + "[" + std::to_string(r) +
                                               "] " + std::to_string(count) + " overflow size_t");

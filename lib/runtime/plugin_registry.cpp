@@ -227,9 +227,9 @@ namespace devmesh {
 
 void register_backend(const devmesh_backend_v1_t* table) {
   if (!table) throw Error(Status::invalid_argument, "the backend table is NULL");
-  if (const std::string problem = detail::table_problem(
-          *table, {DEVMESH_BACKEND_ABI_VERSION, DEVMESH_BACKEND_ABI_VERSION_2, DEVMESH_BACKEND_ABI_VERSION_3,
-                  DEVMESH_BACKEND_ABI_VERSION_4});
+  if (const std::string problem =
+          detail::table_problem(*table, {DEVMESH_BACKEND_ABI_VERSION, DEVMESH_BACKEND_ABI_VERSION_2,
+                                         DEVMESH_BACKEND_ABI_VERSION_3, DEVMESH_BACKEND_ABI_VERSION_4});
       !problem.empty())
     throw Error(Status::invalid_argument, "the backend table cannot be used: " + problem);
   const std::string_view name = table->name;

@@ -33,43 +33,43 @@ template <class Fn>
 struct V4Row {
   const char* name;
   unsigned long long cap;
-  Fn devmesh_backend_v4_t::* from;
-  Fn PluginTable::* to;
+  Fn devmesh_backend_v4_t::*from;
+  Fn PluginTable::*to;
 };
 constexpr auto v4_rows() {
   return std::make_tuple(
       V4Row<decltype(devmesh_backend_v4_t::alltoallv)>{"alltoallv", DEVMESH_BACKEND_CAP_ALLTOALLV,
-                                                      &devmesh_backend_v4_t::alltoallv, &PluginTable::alltoallv},
+                                                       &devmesh_backend_v4_t::alltoallv, &PluginTable::alltoallv},
       V4Row<decltype(devmesh_backend_v4_t::allgatherv)>{"allgatherv", DEVMESH_BACKEND_CAP_ALLGATHERV,
-                                                       &devmesh_backend_v4_t::allgatherv, &PluginTable::allgatherv},
+                                                        &devmesh_backend_v4_t::allgatherv, &PluginTable::allgatherv},
       V4Row<decltype(devmesh_backend_v4_t::reduce_scatterv)>{"reduce_scatterv", DEVMESH_BACKEND_CAP_REDUCE_SCATTERV,
-                                                            &devmesh_backend_v4_t::reduce_scatterv,
-                                                            &PluginTable::reduce_scatterv},
+                                                             &devmesh_backend_v4_t::reduce_scatterv,
+                                                             &PluginTable::reduce_scatterv},
       V4Row<decltype(devmesh_backend_v4_t::gather)>{"gather", DEVMESH_BACKEND_CAP_GATHER, &devmesh_backend_v4_t::gather,
-                                                   &PluginTable::gather},
+                                                    &PluginTable::gather},
       V4Row<decltype(devmesh_backend_v4_t::gatherv)>{"gatherv", DEVMESH_BACKEND_CAP_GATHERV,
-                                                    &devmesh_backend_v4_t::gatherv, &PluginTable::gatherv},
+                                                     &devmesh_backend_v4_t::gatherv, &PluginTable::gatherv},
       V4Row<decltype(devmesh_backend_v4_t::scatter)>{"scatter", DEVMESH_BACKEND_CAP_SCATTER,
-                                                    &devmesh_backend_v4_t::scatter, &PluginTable::scatter},
+                                                     &devmesh_backend_v4_t::scatter, &PluginTable::scatter},
       V4Row<decltype(devmesh_backend_v4_t::scatterv)>{"scatterv", DEVMESH_BACKEND_CAP_SCATTERV,
-                                                     &devmesh_backend_v4_t::scatterv, &PluginTable::scatterv},
+                                                      &devmesh_backend_v4_t::scatterv, &PluginTable::scatterv},
       V4Row<decltype(devmesh_backend_v4_t::reduce)>{"reduce", DEVMESH_BACKEND_CAP_REDUCE, &devmesh_backend_v4_t::reduce,
-                                                   &PluginTable::reduce},
+                                                    &PluginTable::reduce},
       V4Row<decltype(devmesh_backend_v4_t::iallreduce)>{"iallreduce", DEVMESH_BACKEND_CAP_NONBLOCKING_COLLECTIVES,
-                                                       &devmesh_backend_v4_t::iallreduce, &PluginTable::iallreduce},
+                                                        &devmesh_backend_v4_t::iallreduce, &PluginTable::iallreduce},
       V4Row<decltype(devmesh_backend_v4_t::iallgather)>{"iallgather", DEVMESH_BACKEND_CAP_NONBLOCKING_COLLECTIVES,
-                                                       &devmesh_backend_v4_t::iallgather, &PluginTable::iallgather},
+                                                        &devmesh_backend_v4_t::iallgather, &PluginTable::iallgather},
       V4Row<decltype(devmesh_backend_v4_t::ireduce_scatter)>{
           "ireduce_scatter", DEVMESH_BACKEND_CAP_NONBLOCKING_COLLECTIVES, &devmesh_backend_v4_t::ireduce_scatter,
           &PluginTable::ireduce_scatter},
       V4Row<decltype(devmesh_backend_v4_t::ibroadcast)>{"ibroadcast", DEVMESH_BACKEND_CAP_NONBLOCKING_COLLECTIVES,
-                                                       &devmesh_backend_v4_t::ibroadcast, &PluginTable::ibroadcast},
+                                                        &devmesh_backend_v4_t::ibroadcast, &PluginTable::ibroadcast},
       V4Row<decltype(devmesh_backend_v4_t::ialltoall)>{"ialltoall", DEVMESH_BACKEND_CAP_NONBLOCKING_COLLECTIVES,
-                                                      &devmesh_backend_v4_t::ialltoall, &PluginTable::ialltoall},
+                                                       &devmesh_backend_v4_t::ialltoall, &PluginTable::ialltoall},
       V4Row<decltype(devmesh_backend_v4_t::ibarrier)>{"ibarrier", DEVMESH_BACKEND_CAP_NONBLOCKING_COLLECTIVES,
-                                                     &devmesh_backend_v4_t::ibarrier, &PluginTable::ibarrier},
+                                                      &devmesh_backend_v4_t::ibarrier, &PluginTable::ibarrier},
       V4Row<decltype(devmesh_backend_v4_t::batch)>{"batch", DEVMESH_BACKEND_CAP_BATCH, &devmesh_backend_v4_t::batch,
-                                                  &PluginTable::batch});
+                                                   &PluginTable::batch});
 }
 
 // Calls f(row) for each of version 4's members.
