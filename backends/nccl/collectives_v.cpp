@@ -58,7 +58,7 @@ void exchange(Comm& k, cudaStream_t st, ncclDataType_t type, const Blocks& out, 
 // In place: the copy is what the sends read, the caller's buffer what the
 // receives write (a send and a receive of one block run at once).
 void alltoallv_on(Comm& k, cudaStream_t st, const void* send, const std::size_t sc[], const std::size_t sd[],
-                 void* recv, const std::size_t rc[], const std::size_t rd[], int t) {
+                  void* recv, const std::size_t rc[], const std::size_t rd[], int t) {
   const std::size_t es = element(t);
   const bool in_place = send == recv;
   if (in_place) DEVMESH_CUDA(cudaSetDevice(k.device));
@@ -69,8 +69,8 @@ void alltoallv_on(Comm& k, cudaStream_t st, const void* send, const std::size_t 
 
 // Gatherv at the root: every member's send to the root, the root's receives
 // at the displacements; the root's own block stays where it is in place.
-void gatherv_on(Comm& k, cudaStream_t st, const void* send, std::size_t sendcount, void* recv,
-                const std::size_t rc[], const std::size_t rd[], int t, int root) {
+void gatherv_on(Comm& k, cudaStream_t st, const void* send, std::size_t sendcount, void* recv, const std::size_t rc[],
+                const std::size_t rd[], int t, int root) {
   const ncclDataType_t type = nccl_type(t);
   const std::size_t es = element(t);
   const bool root_here = k.rank == root;
@@ -85,8 +85,8 @@ void gatherv_on(Comm& k, cudaStream_t st, const void* send, std::size_t sendcoun
 
 // Scatterv from the root: its sends from the displacements, every member's
 // receive; the root's own block stays where it is in place.
-void scatterv_on(Comm& k, cudaStream_t st, const void* send, const std::size_t sc[], const std::size_t sd[],
-                 void* recv, std::size_t recvcount, int t, int root) {
+void scatterv_on(Comm& k, cudaStream_t st, const void* send, const std::size_t sc[], const std::size_t sd[], void* recv,
+                 std::size_t recvcount, int t, int root) {
   const ncclDataType_t type = nccl_type(t);
   const std::size_t es = element(t);
   const bool root_here = k.rank == root;
@@ -95,8 +95,7 @@ void scatterv_on(Comm& k, cudaStream_t st, const void* send, const std::size_t s
   for (int r = 0; root_here && r < k.size && !g.failed(); ++r)
     if (sc[r] > 0 && !(in_place && r == root))
       g.add(ncclSend(static_cast<const char*>(send) + sd[r] * es, sc[r], type, r, k.comm, st), "ncclSend");
-  if (recvcount > 0 && !in_place && !g.failed())
-    g.add(ncclRecv(recv, recvcount, type, root, k.comm, st), "ncclRecv");
+  if (recvcount > 0 && !in_place && !g.failed()) g.add(ncclRecv(recv, recvcount, type, root, k.comm, st), "ncclRecv");
   g.end(k);
 }
 
@@ -117,11 +116,11 @@ int allgatherv(void* c, const void* send, std::size_t sendcount, void* recv, con
   return started(c, s, request, [&](Comm& k, cudaStream_t st) {
     const std::size_t es = element(t);
     Group g;
-    for (int r = 0; r < k.size && !g.failed(); ++r)
+    for (int r = 0; r < k.size && !g.failed(); ++r) {
+      char* to = static_cast<char*>(recv) + rdispls[r] * es;  // also the (unread) source off root r
       if (recvcounts[r] > 0)
-        g.add(ncclBroadcast(r == k.rank ? send : nullptr, static_cast<char*>(recv) + rdispls[r] * es, recvcounts[r],
-                            nccl_type(t), r, k.comm, st),
-              "ncclBroadcast");
+        g.add(ncclBroadcast(r == k.rank ? send : to, to, recvcounts[r], nccl_type(t), r, k.comm, st), "ncclBroadcast");
+    }
     g.end(k);
   });
 }
@@ -189,8 +188,7 @@ int scatterv(void* c, const void* send, const std::size_t sendcounts[], const st
 }
 
 // In place at the root (send == recv) as NCCL's own; recv NULL elsewhere.
-int reduce(void* c, const void* send, void* recv, std::size_t count, int t, int op, int root, void* s,
-           void** request) {
+int reduce(void* c, const void* send, void* recv, std::size_t count, int t, int op, int root, void* s, void** request) {
   return started(c, s, request, [&](Comm& k, cudaStream_t st) {
     k.done(ncclReduce(send, recv, count, nccl_type(t), nccl_op(op), root, k.comm, st), "ncclReduce");
   });

@@ -362,15 +362,15 @@ constexpr devmesh_backend_v3_t v3_table(unsigned abi, unsigned long long caps) {
 // communicator). It may run beside an operation on another thread only
 // through ncclCommRevoke (NCCL >= 2.28): ncclCommAbort frees the
 // communicator under that operation.
-constexpr unsigned long long v3_caps =
-    DEVMESH_BACKEND_CAP_HOST_LOCAL_RANK | DEVMESH_BACKEND_CAP_STREAMS | DEVMESH_BACKEND_CAP_NONBLOCKING |
-    DEVMESH_BACKEND_CAP_DEADLINE | (DEVMESH_NCCL_HAS_REVOKE ? DEVMESH_BACKEND_CAP_REVOKE_ANY_THREAD : 0);
+constexpr unsigned long long v3_caps = DEVMESH_BACKEND_CAP_HOST_LOCAL_RANK | DEVMESH_BACKEND_CAP_STREAMS |
+                                       DEVMESH_BACKEND_CAP_NONBLOCKING | DEVMESH_BACKEND_CAP_DEADLINE |
+                                       (DEVMESH_NCCL_HAS_REVOKE ? DEVMESH_BACKEND_CAP_REVOKE_ANY_THREAD : 0);
 // Every member of version 4.
-constexpr unsigned long long v4_caps =
-    v3_caps | DEVMESH_BACKEND_CAP_ALLTOALLV | DEVMESH_BACKEND_CAP_ALLGATHERV | DEVMESH_BACKEND_CAP_REDUCE_SCATTERV |
-    DEVMESH_BACKEND_CAP_GATHER | DEVMESH_BACKEND_CAP_GATHERV | DEVMESH_BACKEND_CAP_SCATTER |
-    DEVMESH_BACKEND_CAP_SCATTERV | DEVMESH_BACKEND_CAP_REDUCE | DEVMESH_BACKEND_CAP_NONBLOCKING_COLLECTIVES |
-    DEVMESH_BACKEND_CAP_BATCH;
+constexpr unsigned long long v4_caps = v3_caps | DEVMESH_BACKEND_CAP_ALLTOALLV | DEVMESH_BACKEND_CAP_ALLGATHERV |
+                                       DEVMESH_BACKEND_CAP_REDUCE_SCATTERV | DEVMESH_BACKEND_CAP_GATHER |
+                                       DEVMESH_BACKEND_CAP_GATHERV | DEVMESH_BACKEND_CAP_SCATTER |
+                                       DEVMESH_BACKEND_CAP_SCATTERV | DEVMESH_BACKEND_CAP_REDUCE |
+                                       DEVMESH_BACKEND_CAP_NONBLOCKING_COLLECTIVES | DEVMESH_BACKEND_CAP_BATCH;
 
 }  // namespace
 }  // namespace devmesh::backends

@@ -304,12 +304,10 @@ int gatherv(void* c, const void* send, std::size_t sendcount, void* recv, const 
 int scatter(void* c, const void* send, void* recv, std::size_t count, int t, int root, void* s, void** request);
 int scatterv(void* c, const void* send, const std::size_t sendcounts[], const std::size_t sdispls[], void* recv,
              std::size_t recvcount, int t, int root, void* s, void** request);
-int reduce(void* c, const void* send, void* recv, std::size_t count, int t, int op, int root, void* s,
-           void** request);
+int reduce(void* c, const void* send, void* recv, std::size_t count, int t, int op, int root, void* s, void** request);
 int iallreduce(void* c, const void* send, void* recv, std::size_t count, int t, int op, void* s, void** request);
 int iallgather(void* c, const void* send, void* recv, std::size_t count, int t, void* s, void** request);
-int ireduce_scatter(void* c, const void* send, void* recv, std::size_t count, int t, int op, void* s,
-                    void** request);
+int ireduce_scatter(void* c, const void* send, void* recv, std::size_t count, int t, int op, void* s, void** request);
 int ibroadcast(void* c, void* buffer, std::size_t count, int t, int root, void* s, void** request);
 int ialltoall(void* c, const void* send, void* recv, std::size_t count, int t, void* s, void** request);
 int ibarrier(void* c, void* s, void** request);

@@ -56,7 +56,6 @@ ncclRedOp_t nccl_op(int op) {
   fail(Status::invalid_argument, "unknown reduction");
 }
 
-
 Request* new_request(const Comm& k) {
   auto r = std::make_unique<Request>(Request{k.device, &k});
   DEVMESH_CUDA(cudaEventCreateWithFlags(&r->event, cudaEventDisableTiming));
@@ -107,8 +106,7 @@ int iallgather(void* c, const void* send, void* recv, std::size_t count, int t, 
     k.done(ncclAllGather(send, recv, count, nccl_type(t), k.comm, st), "ncclAllGather");
   });
 }
-int ireduce_scatter(void* c, const void* send, void* recv, std::size_t count, int t, int op, void* s,
-                    void** request) {
+int ireduce_scatter(void* c, const void* send, void* recv, std::size_t count, int t, int op, void* s, void** request) {
   return started(c, s, request, [&](Comm& k, cudaStream_t st) {
     k.done(ncclReduceScatter(send, recv, count, nccl_type(t), nccl_op(op), k.comm, st), "ncclReduceScatter");
   });
@@ -169,14 +167,12 @@ int alltoall(void* c, const void* send, void* recv, std::size_t count, int t, vo
 int barrier(void* c, void* s) { return ibarrier(c, s, nullptr); }
 
 int send(void* c, const void* buffer, std::size_t count, int t, int peer, void* s) {
-  return operation(c, [&](Comm& k) {
-    k.done(ncclSend(buffer, count, nccl_type(t), peer, k.comm, k.stream(s)), "ncclSend");
-  });
+  return operation(
+      c, [&](Comm& k) { k.done(ncclSend(buffer, count, nccl_type(t), peer, k.comm, k.stream(s)), "ncclSend"); });
 }
 int recv(void* c, void* buffer, std::size_t count, int t, int peer, void* s) {
-  return operation(c, [&](Comm& k) {
-    k.done(ncclRecv(buffer, count, nccl_type(t), peer, k.comm, k.stream(s)), "ncclRecv");
-  });
+  return operation(
+      c, [&](Comm& k) { k.done(ncclRecv(buffer, count, nccl_type(t), peer, k.comm, k.stream(s)), "ncclRecv"); });
 }
 int isend(void* c, const void* buffer, std::size_t count, int t, int peer, void* s, void** request) {
   return started(c, s, request, [&](Comm& k, cudaStream_t st) {
@@ -230,8 +226,7 @@ int sendrecv(void* c, const void* sendbuf, std::size_t sendcount, int sendtype, 
   return operation(c, [&](Comm& k) {
     Group g;
     g.add(ncclSend(sendbuf, sendcount, nccl_type(sendtype), dest, k.comm, k.stream(s)), "ncclSend");
-    if (!g.failed())
-      g.add(ncclRecv(recvbuf, recvcount, nccl_type(recvtype), source, k.comm, k.stream(s)), "ncclRecv");
+    if (!g.failed()) g.add(ncclRecv(recvbuf, recvcount, nccl_type(recvtype), source, k.comm, k.stream(s)), "ncclRecv");
     g.end(k);
   });
 }
