@@ -10,9 +10,11 @@
 // MPI exchanges around them are non-blocking requests polled against the
 // same deadline. A creation that fails or times out on any member aborts
 // the NCCL communicator on every member and throws Error(backend).
-// Collectives poll an ncclInProgress enqueue against it too; the GPU work
-// itself, and barrier's stream synchronisation, are not bounded
-// (docs/ERRORS.md, "Waits: which are bounded").
+// Collectives poll an ncclInProgress enqueue against it too, and a
+// request's wait polls its event against it (TIMEOUT) and the revoke; the
+// GPU work of a blocking form, which returns once enqueued, and barrier's
+// stream synchronisation are not bounded (docs/ERRORS.md, "Waits: which
+// are bounded").
 //
 // revoke() is local: it stops the communicator's work in flight on this
 // rank (ncclCommRevoke from NCCL 2.28, ncclCommAbort before) and keeps the
