@@ -10,9 +10,11 @@
 // MPI exchanges around them are non-blocking requests polled against the
 // same deadline. A creation that fails or times out on any member aborts
 // the NCCL communicator on every member and throws Error(backend).
-// Collectives poll an ncclInProgress enqueue against it too; the GPU work
-// itself, and barrier's stream synchronisation, are not bounded
-// (docs/ERRORS.md, "Waits: which are bounded").
+// Collectives poll an ncclInProgress enqueue against it too, and a
+// request's wait polls its event against it (TIMEOUT) and the revoke; the
+// GPU work of a blocking form, which returns once enqueued, and barrier's
+// stream synchronisation are not bounded (docs/ERRORS.md, "Waits: which
+// are bounded").
 //
 // revoke() is local: it stops the communicator's work in flight on this
 // rank (ncclCommRevoke from NCCL 2.28, ncclCommAbort before) and keeps the
@@ -311,56 +313,88 @@ int comm_native(void* comm, void** handle) {
 // The device is each rank's own choice; everything else must match.
 constexpr const char* per_rank_keys[] = {"device", nullptr};
 
-}  // namespace
+// The version 3 table, exported as version abi (3, or 4 inside version
+// 4's) with capabilities caps.
+constexpr devmesh_backend_v3_t v3_table(unsigned abi, unsigned long long caps) {
+  return {
+      {
+          {
+              abi,
+              "nccl",
+              per_rank_keys,
+              nullptr,  // init: init_host
+              nullptr,
+              plugin::last_error,
+              open,
+              close,
+              nullptr,  // comm_create: comm_prepare and comm_connect
+              comm_destroy,
+              comm_native,
+              allreduce,
+              allgather,
+              reduce_scatter,
+              broadcast,
+              alltoall,
+              barrier,
+              send,
+              recv,
+              plugin::last_mpi_error,
+          },
+          isend,
+          irecv,
+          test,
+          wait,
+          sendrecv,
+      },
+      DEVMESH_BACKEND_MPI,
+      caps,
+      init_host,
+      nullptr,  // reduce_supported: every type and reduction
+      comm_prepare,
+      comm_connect,
+      comm_abandon,
+      revoke,
+  };
+}
 
+// A device per rank by its host-local rank; CUDA streams; creation and
+// enqueue waits, and a request's wait, bounded by the timeout option.
+// revoke() is local, not REVOKE_SPREADS: NCCL tells no other member (they
+// learn of a failure through the core: a fault-tolerant mesh's MPI root
+// communicator). It may run beside an operation on another thread only
+// through ncclCommRevoke (NCCL >= 2.28): ncclCommAbort frees the
+// communicator under that operation.
+constexpr unsigned long long v3_caps = DEVMESH_BACKEND_CAP_HOST_LOCAL_RANK | DEVMESH_BACKEND_CAP_STREAMS |
+                                       DEVMESH_BACKEND_CAP_NONBLOCKING | DEVMESH_BACKEND_CAP_DEADLINE |
+                                       (DEVMESH_NCCL_HAS_REVOKE ? DEVMESH_BACKEND_CAP_REVOKE_ANY_THREAD : 0);
+// Every member of version 4.
+constexpr unsigned long long v4_caps = v3_caps | DEVMESH_BACKEND_CAP_ALLTOALLV | DEVMESH_BACKEND_CAP_ALLGATHERV |
+                                       DEVMESH_BACKEND_CAP_REDUCE_SCATTERV | DEVMESH_BACKEND_CAP_GATHER |
+                                       DEVMESH_BACKEND_CAP_GATHERV | DEVMESH_BACKEND_CAP_SCATTER |
+                                       DEVMESH_BACKEND_CAP_SCATTERV | DEVMESH_BACKEND_CAP_REDUCE |
+                                       DEVMESH_BACKEND_CAP_NONBLOCKING_COLLECTIVES | DEVMESH_BACKEND_CAP_BATCH;
+
+}  // namespace
 }  // namespace devmesh::backends
 
-// Version 3 only: the plugin uses the core's host services, which older
-// cores do not give.
-DEVMESH_BACKEND_EXPORT_V3 = {
-    {
-        {
-            DEVMESH_BACKEND_ABI_VERSION_3,
-            "nccl",
-            devmesh::backends::per_rank_keys,
-            nullptr,  // init: init_host
-            nullptr,
-            devmesh::plugin::last_error,
-            devmesh::backends::open,
-            devmesh::backends::close,
-            nullptr,  // comm_create: comm_prepare and comm_connect
-            devmesh::backends::comm_destroy,
-            devmesh::backends::comm_native,
-            devmesh::backends::allreduce,
-            devmesh::backends::allgather,
-            devmesh::backends::reduce_scatter,
-            devmesh::backends::broadcast,
-            devmesh::backends::alltoall,
-            devmesh::backends::barrier,
-            devmesh::backends::send,
-            devmesh::backends::recv,
-            devmesh::plugin::last_mpi_error,
-        },
-        devmesh::backends::isend,
-        devmesh::backends::irecv,
-        devmesh::backends::test,
-        devmesh::backends::wait,
-        devmesh::backends::sendrecv,
-    },
-    DEVMESH_BACKEND_MPI,
-    // A device per rank by its host-local rank; CUDA streams; creation and
-    // enqueue waits bounded by the timeout option. revoke() is local, not
-    // REVOKE_SPREADS: NCCL tells no other member (they learn of a failure
-    // through the core: a fault-tolerant mesh's MPI root communicator). It
-    // may run beside an operation on another thread only through
-    // ncclCommRevoke (NCCL >= 2.28): ncclCommAbort frees the communicator
-    // under that operation.
-    DEVMESH_BACKEND_CAP_HOST_LOCAL_RANK | DEVMESH_BACKEND_CAP_STREAMS | DEVMESH_BACKEND_CAP_NONBLOCKING |
-        DEVMESH_BACKEND_CAP_DEADLINE | (DEVMESH_NCCL_HAS_REVOKE ? DEVMESH_BACKEND_CAP_REVOKE_ANY_THREAD : 0),
-    devmesh::backends::init_host,
-    nullptr,  // reduce_supported: every type and reduction
-    devmesh::backends::comm_prepare,
-    devmesh::backends::comm_connect,
-    devmesh::backends::comm_abandon,
-    devmesh::backends::revoke,
+// Version 4, and version 3 for cores that know no newer one (the plugin
+// uses the core's host services, which cores before version 3 do not give).
+DEVMESH_BACKEND_EXPORT_V4 = {
+    devmesh::backends::v3_table(DEVMESH_BACKEND_ABI_VERSION_4, devmesh::backends::v4_caps),
+    devmesh::backends::alltoallv,
+    devmesh::backends::allgatherv,
+    devmesh::backends::reduce_scatterv,
+    devmesh::backends::gather,
+    devmesh::backends::gatherv,
+    devmesh::backends::scatter,
+    devmesh::backends::scatterv,
+    devmesh::backends::reduce,
+    devmesh::backends::iallreduce,
+    devmesh::backends::iallgather,
+    devmesh::backends::ireduce_scatter,
+    devmesh::backends::ibroadcast,
+    devmesh::backends::ialltoall,
+    devmesh::backends::ibarrier,
+    devmesh::backends::batch,
 };
+DEVMESH_BACKEND_EXPORT_V3 = devmesh::backends::v3_table(DEVMESH_BACKEND_ABI_VERSION_3, devmesh::backends::v3_caps);

@@ -26,6 +26,14 @@
 #define DEVMESH_NCCL_HAS_REVOKE 0
 #endif
 
+// ncclAlltoAll, ncclGather and ncclScatter (NCCL 2.28); before, grouped
+// ncclSend/ncclRecv do their work.
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+#define DEVMESH_NCCL_HAS_ALLTOALL_GATHER_SCATTER 1
+#else
+#define DEVMESH_NCCL_HAS_ALLTOALL_GATHER_SCATTER 0
+#endif
+
 namespace devmesh::backends {
 
 // The core's services (init_host): MPI error text among them.
@@ -172,6 +180,99 @@ int operation(void* c, F&& body) {
   });
 }
 
+// A request: an event recorded on the stream after the operation. NCCL's
+// work is stream-ordered, so the stream reaching the event means the
+// operation ran. Requests end before their communicator is destroyed, so
+// comm outlives them.
+struct Request {
+  int device;
+  const Comm* comm;
+  cudaEvent_t event = nullptr;
+};
+
+// A request for an operation about to be enqueued on k (its event made).
+Request* new_request(const Comm& k);
+// Frees a request (its event too; CUDA lets a pending event go).
+void end_request(Request* r) noexcept;
+
+// One operation on communicator c, enqueued on the caller's stream (s, or
+// the communicator's own) by body(k, stream). request NULL: the blocking
+// form, which returns once enqueued. Otherwise an event is recorded on the
+// stream after the operation and *request names it, written only on
+// success: a failed or revoked enqueue frees the request it made.
+template <class F>
+int started(void* c, void* s, void** request, F&& body) {
+  if (!request) return operation(c, [&](Comm& k) { body(k, k.stream(s)); });
+  Request* made = nullptr;
+  const int rc = operation(c, [&](Comm& k) {
+    DEVMESH_CUDA(cudaSetDevice(k.device));
+    made = new_request(k);
+    body(k, k.stream(s));
+    DEVMESH_CUDA(cudaEventRecord(made->event, k.stream(s)));
+  });
+  if (rc == DEVMESH_SUCCESS)
+    *request = made;
+  else if (made)
+    end_request(made);
+  return rc;
+}
+
+// NCCL calls in one group (ncclGroupStart .. ncclGroupEnd). The group is
+// ended before a failed call inside it is reported, and by the destructor
+// when a throw leaves it open: an open group would swallow this thread's
+// next NCCL calls.
+class Group {
+ public:
+  Group() { check_nccl(ncclGroupStart(), "ncclGroupStart"); }
+  Group(const Group&) = delete;
+  Group& operator=(const Group&) = delete;
+  ~Group() {
+    if (open_) ncclGroupEnd();
+  }
+  // Keeps the first failure of a call made inside the group.
+  void add(ncclResult_t r, const char* call) {
+    if (failed_ == ncclSuccess && r != ncclSuccess && r != ncclInProgress) failed_ = r, call_ = call;
+  }
+  bool failed() const { return failed_ != ncclSuccess; }
+  void end(Comm& k) {
+    open_ = false;
+    const ncclResult_t ended = ncclGroupEnd();
+    check_nccl(failed_, call_, k.comm);
+    k.done(ended, "ncclGroupEnd");
+  }
+
+ private:
+  bool open_ = true;
+  ncclResult_t failed_ = ncclSuccess;
+  const char* call_ = "";
+};
+
+// Device memory ordered on stream s (cudaMallocAsync), freed after the work
+// enqueued before its end on s: the copy an in-place operation reads while
+// it writes the caller's buffer.
+class StreamScratch {
+ public:
+  StreamScratch(const void* from, std::size_t bytes, cudaStream_t s) : s_(s) {
+    if (bytes == 0) return;
+    DEVMESH_CUDA(cudaMallocAsync(&p_, bytes, s));
+    DEVMESH_CUDA(cudaMemcpyAsync(p_, from, bytes, cudaMemcpyDeviceToDevice, s));
+  }
+  StreamScratch(const StreamScratch&) = delete;
+  StreamScratch& operator=(const StreamScratch&) = delete;
+  ~StreamScratch() {
+    if (p_) cudaFreeAsync(p_, s_);
+  }
+  char* get() const { return static_cast<char*>(p_); }
+
+ private:
+  void* p_ = nullptr;
+  cudaStream_t s_;
+};
+
+// NCCL's data type and reduction of a devmesh one (checked by the core).
+ncclDataType_t nccl_type(int t);
+ncclRedOp_t nccl_op(int op);
+
 // The collectives and point to point of the ops table (operations.cpp).
 int allreduce(void* c, const void* send, void* recv, std::size_t count, int t, int op, void* s);
 int allgather(void* c, const void* send, void* recv, std::size_t count, int t, void* s);
@@ -187,5 +288,29 @@ int test(void* request, int* done);
 int wait(void* request);
 int sendrecv(void* c, const void* sendbuf, std::size_t sendcount, int sendtype, int dest, void* recvbuf,
              std::size_t recvcount, int recvtype, int source, void* s);
+
+// Version 4 (collectives_v.cpp: the variable-size and rooted collectives;
+// operations.cpp: the started forms of version 1's and batch). Every one
+// takes request as started() does.
+int alltoallv(void* c, const void* send, const std::size_t sendcounts[], const std::size_t sdispls[], void* recv,
+              const std::size_t recvcounts[], const std::size_t rdispls[], int t, void* s, void** request);
+int allgatherv(void* c, const void* send, std::size_t sendcount, void* recv, const std::size_t recvcounts[],
+               const std::size_t rdispls[], int t, void* s, void** request);
+int reduce_scatterv(void* c, const void* send, void* recv, const std::size_t recvcounts[], int t, int op, void* s,
+                    void** request);
+int gather(void* c, const void* send, void* recv, std::size_t count, int t, int root, void* s, void** request);
+int gatherv(void* c, const void* send, std::size_t sendcount, void* recv, const std::size_t recvcounts[],
+            const std::size_t rdispls[], int t, int root, void* s, void** request);
+int scatter(void* c, const void* send, void* recv, std::size_t count, int t, int root, void* s, void** request);
+int scatterv(void* c, const void* send, const std::size_t sendcounts[], const std::size_t sdispls[], void* recv,
+             std::size_t recvcount, int t, int root, void* s, void** request);
+int reduce(void* c, const void* send, void* recv, std::size_t count, int t, int op, int root, void* s, void** request);
+int iallreduce(void* c, const void* send, void* recv, std::size_t count, int t, int op, void* s, void** request);
+int iallgather(void* c, const void* send, void* recv, std::size_t count, int t, void* s, void** request);
+int ireduce_scatter(void* c, const void* send, void* recv, std::size_t count, int t, int op, void* s, void** request);
+int ibroadcast(void* c, void* buffer, std::size_t count, int t, int root, void* s, void** request);
+int ialltoall(void* c, const void* send, void* recv, std::size_t count, int t, void* s, void** request);
+int ibarrier(void* c, void* s, void** request);
+int batch(void* c, const devmesh_backend_p2p_t ops[], std::size_t n, void* s, void** request);
 
 }  // namespace devmesh::backends

@@ -1,19 +1,23 @@
 // The NCCL backend's collectives and point to point: each an operation on
 // one communicator (nccl_comm.hpp), stream-ordered on the caller's stream or
-// the communicator's own.
+// the communicator's own; version 1's collectives are their started forms
+// without a request.
 #include <cuda_runtime.h>
 #include <nccl.h>
 
 #include <cstddef>
 #include <memory>
+#include <string>
+#include <thread>
 
 #include "nccl_comm.hpp"
 
 namespace devmesh::backends {
-namespace {
 
-ncclDataType_t nccl_type(DataType t) {
-  switch (t) {
+// Data types and reductions arrive checked (the core's argument gate,
+// backend_plugin.h).
+ncclDataType_t nccl_type(int datatype) {
+  switch (static_cast<DataType>(datatype)) {
     case DataType::int8:
       return ncclInt8;
     case DataType::uint8:
@@ -38,8 +42,8 @@ ncclDataType_t nccl_type(DataType t) {
   fail(Status::invalid_argument, "unknown data type");
 }
 
-ncclRedOp_t nccl_op(ReduceOp op) {
-  switch (op) {
+ncclRedOp_t nccl_op(int op) {
+  switch (static_cast<ReduceOp>(op)) {
     case ReduceOp::sum:
       return ncclSum;
     case ReduceOp::prod:
@@ -52,166 +56,178 @@ ncclRedOp_t nccl_op(ReduceOp op) {
   fail(Status::invalid_argument, "unknown reduction");
 }
 
-// Data types, reductions, buffers, roots and peers arrive checked (the
-// core's argument gate, backend_plugin.h).
-DataType type_of(int t) { return static_cast<DataType>(t); }
-ReduceOp op_of(int op) { return static_cast<ReduceOp>(op); }
+Request* new_request(const Comm& k) {
+  auto r = std::make_unique<Request>(Request{k.device, &k});
+  DEVMESH_CUDA(cudaEventCreateWithFlags(&r->event, cudaEventDisableTiming));
+  return r.release();
+}
 
-// A request is an event recorded on the stream after the transfer: NCCL's
-// point to point is stream-ordered, so the stream reaching the event means
-// the transfer ran. (Not run on a GPU yet: docs/NCCL.md.) Requests end
-// before their communicator is destroyed, so comm outlives them.
-struct Request {
-  int device;
-  const Comm* comm;
-  cudaEvent_t event = nullptr;
-};
-
-void end(Request* r) noexcept {
+void end_request(Request* r) noexcept {
   cudaSetDevice(r->device);
   cudaEventDestroy(r->event);
   delete r;
 }
 
-// *request is written only on success: a revoke during the enqueue fails
-// the start and frees the request it made.
-template <bool Send>
-int start(void* c, void* buffer, std::size_t count, int t, int peer, void* s, void** request) {
-  Request* made = nullptr;
-  const int rc = operation(c, [&](Comm& k) {
-    DEVMESH_CUDA(cudaSetDevice(k.device));
-    auto r = std::make_unique<Request>(Request{k.device, &k});
-    DEVMESH_CUDA(cudaEventCreateWithFlags(&r->event, cudaEventDisableTiming));
-    try {
-      if constexpr (Send)
-        k.done(ncclSend(buffer, count, nccl_type(type_of(t)), peer, k.comm, k.stream(s)), "ncclSend");
-      else
-        k.done(ncclRecv(buffer, count, nccl_type(type_of(t)), peer, k.comm, k.stream(s)), "ncclRecv");
-      DEVMESH_CUDA(cudaEventRecord(r->event, k.stream(s)));
-    } catch (...) {
-      cudaEventDestroy(r->event);
-      throw;
+namespace {
+
+DataType type_of(int t) { return static_cast<DataType>(t); }
+
+// Whether the stream has passed the request's event: polled until it has
+// (true), or once when !block (false if not yet). A block gives up at the
+// communicator's deadline (TIMEOUT) and as soon as the communicator is
+// revoked (the revoke's status): the stream may then still be running the
+// operation, whose buffers are the stream's until it passes the event.
+bool passed(const Request& r, bool block) {
+  const Deadline d(r.comm->timeout);
+  for (;;) {
+    const cudaError_t e = cudaEventQuery(r.event);
+    if (e != cudaErrorNotReady) {
+      cut_by_revoke(*r.comm, [&] { DEVMESH_CUDA(e); });  // a revoke may have cut the operation short
+      return true;
     }
-    made = r.release();
-  });
-  if (rc == DEVMESH_SUCCESS)
-    *request = made;
-  else if (made)
-    end(made);
-  return rc;
+    r.comm->check_revoked(true);
+    if (!block) return false;
+    if (d.passed())
+      fail(Status::timeout, "the stream did not run the operation within " + std::to_string(d.seconds) +
+                                " s (the timeout option); it may still run it");
+    std::this_thread::yield();
+  }
 }
 
 }  // namespace
 
-int allreduce(void* c, const void* send, void* recv, std::size_t count, int t, int op, void* s) {
-  return operation(c, [&](Comm& k) {
-    k.done(ncclAllReduce(send, recv, count, nccl_type(type_of(t)), nccl_op(op_of(op)), k.comm, k.stream(s)),
-           "ncclAllReduce");
+int iallreduce(void* c, const void* send, void* recv, std::size_t count, int t, int op, void* s, void** request) {
+  return started(c, s, request, [&](Comm& k, cudaStream_t st) {
+    k.done(ncclAllReduce(send, recv, count, nccl_type(t), nccl_op(op), k.comm, st), "ncclAllReduce");
   });
 }
-int allgather(void* c, const void* send, void* recv, std::size_t count, int t, void* s) {
-  return operation(c, [&](Comm& k) {
-    k.done(ncclAllGather(send, recv, count, nccl_type(type_of(t)), k.comm, k.stream(s)), "ncclAllGather");
+int iallgather(void* c, const void* send, void* recv, std::size_t count, int t, void* s, void** request) {
+  return started(c, s, request, [&](Comm& k, cudaStream_t st) {
+    k.done(ncclAllGather(send, recv, count, nccl_type(t), k.comm, st), "ncclAllGather");
   });
 }
-int reduce_scatter(void* c, const void* send, void* recv, std::size_t count, int t, int op, void* s) {
-  return operation(c, [&](Comm& k) {
-    k.done(ncclReduceScatter(send, recv, count, nccl_type(type_of(t)), nccl_op(op_of(op)), k.comm, k.stream(s)),
-           "ncclReduceScatter");
+int ireduce_scatter(void* c, const void* send, void* recv, std::size_t count, int t, int op, void* s, void** request) {
+  return started(c, s, request, [&](Comm& k, cudaStream_t st) {
+    k.done(ncclReduceScatter(send, recv, count, nccl_type(t), nccl_op(op), k.comm, st), "ncclReduceScatter");
   });
 }
-int broadcast(void* c, void* buffer, std::size_t count, int t, int root, void* s) {
-  return operation(c, [&](Comm& k) {
-    k.done(ncclBroadcast(buffer, buffer, count, nccl_type(type_of(t)), root, k.comm, k.stream(s)), "ncclBroadcast");
+int ibroadcast(void* c, void* buffer, std::size_t count, int t, int root, void* s, void** request) {
+  return started(c, s, request, [&](Comm& k, cudaStream_t st) {
+    k.done(ncclBroadcast(buffer, buffer, count, nccl_type(t), root, k.comm, st), "ncclBroadcast");
   });
 }
-int alltoall(void* c, const void* send, void* recv, std::size_t count, int t, void* s) {
-  return operation(c, [&](Comm& k) {
+// In place (send == recv) from a copy: a send and a receive of one block
+// with one peer run at once, so the receive could overwrite what the send
+// has yet to read.
+int ialltoall(void* c, const void* send, void* recv, std::size_t count, int t, void* s, void** request) {
+  return started(c, s, request, [&](Comm& k, cudaStream_t st) {
     const std::size_t bytes = count * size_of(type_of(t));
-    const ncclDataType_t type = nccl_type(type_of(t));
-    check_nccl(ncclGroupStart(), "ncclGroupStart");
-    // The group is ended before a failed call inside it is reported: an
-    // open group would swallow this thread's next NCCL calls.
-    ncclResult_t failed = ncclSuccess;
-    const char* failed_call = "";
-    for (int peer = 0; peer < k.size && failed == ncclSuccess; ++peer) {
-      const ncclResult_t sent =
-          ncclSend(static_cast<const char*>(send) + peer * bytes, count, type, peer, k.comm, k.stream(s));
-      const ncclResult_t received =
-          sent == ncclSuccess || sent == ncclInProgress
-              ? ncclRecv(static_cast<char*>(recv) + peer * bytes, count, type, peer, k.comm, k.stream(s))
-              : ncclSuccess;
-      if (sent != ncclSuccess && sent != ncclInProgress) failed = sent, failed_call = "ncclSend";
-      if (received != ncclSuccess && received != ncclInProgress) failed = received, failed_call = "ncclRecv";
+    if (send == recv) DEVMESH_CUDA(cudaSetDevice(k.device));
+    const StreamScratch copy(send == recv ? send : nullptr, send == recv ? bytes * k.size : 0, st);
+    const char* from = send == recv ? copy.get() : static_cast<const char*>(send);
+#if DEVMESH_NCCL_HAS_ALLTOALL_GATHER_SCATTER
+    k.done(ncclAlltoAll(from, recv, count, nccl_type(t), k.comm, st), "ncclAlltoAll");
+#else
+    Group g;
+    for (int peer = 0; peer < k.size && !g.failed(); ++peer) {
+      g.add(ncclSend(from + peer * bytes, count, nccl_type(t), peer, k.comm, st), "ncclSend");
+      if (!g.failed())
+        g.add(ncclRecv(static_cast<char*>(recv) + peer * bytes, count, nccl_type(t), peer, k.comm, st), "ncclRecv");
     }
-    const ncclResult_t ended = ncclGroupEnd();
-    check_nccl(failed, failed_call, k.comm);
-    k.done(ended, "ncclGroupEnd");
+    g.end(k);
+#endif
   });
 }
-// NCCL has no barrier: a one-element all-reduce, then the stream is synchronised.
-int barrier(void* c, void* s) {
-  return operation(c, [&](Comm& k) {
+// NCCL has no barrier: a one-element all-reduce (the blocking form then
+// synchronises the stream; the started one's request completes with it).
+int ibarrier(void* c, void* s, void** request) {
+  return started(c, s, request, [&](Comm& k, cudaStream_t st) {
     DEVMESH_CUDA(cudaSetDevice(k.device));
     if (!k.scratch) DEVMESH_CUDA(cudaMalloc(&k.scratch, sizeof(int)));
-    k.done(ncclAllReduce(k.scratch, k.scratch, 1, ncclInt32, ncclSum, k.comm, k.stream(s)), "ncclAllReduce");
-    DEVMESH_CUDA(cudaStreamSynchronize(k.stream(s)));
-  });
-}
-int send(void* c, const void* buffer, std::size_t count, int t, int peer, void* s) {
-  return operation(c, [&](Comm& k) {
-    k.done(ncclSend(buffer, count, nccl_type(type_of(t)), peer, k.comm, k.stream(s)), "ncclSend");
-  });
-}
-int recv(void* c, void* buffer, std::size_t count, int t, int peer, void* s) {
-  return operation(c, [&](Comm& k) {
-    k.done(ncclRecv(buffer, count, nccl_type(type_of(t)), peer, k.comm, k.stream(s)), "ncclRecv");
+    k.done(ncclAllReduce(k.scratch, k.scratch, 1, ncclInt32, ncclSum, k.comm, st), "ncclAllReduce");
+    if (!request) DEVMESH_CUDA(cudaStreamSynchronize(st));
   });
 }
 
+int allreduce(void* c, const void* send, void* recv, std::size_t count, int t, int op, void* s) {
+  return iallreduce(c, send, recv, count, t, op, s, nullptr);
+}
+int allgather(void* c, const void* send, void* recv, std::size_t count, int t, void* s) {
+  return iallgather(c, send, recv, count, t, s, nullptr);
+}
+int reduce_scatter(void* c, const void* send, void* recv, std::size_t count, int t, int op, void* s) {
+  return ireduce_scatter(c, send, recv, count, t, op, s, nullptr);
+}
+int broadcast(void* c, void* buffer, std::size_t count, int t, int root, void* s) {
+  return ibroadcast(c, buffer, count, t, root, s, nullptr);
+}
+int alltoall(void* c, const void* send, void* recv, std::size_t count, int t, void* s) {
+  return ialltoall(c, send, recv, count, t, s, nullptr);
+}
+int barrier(void* c, void* s) { return ibarrier(c, s, nullptr); }
+
+int send(void* c, const void* buffer, std::size_t count, int t, int peer, void* s) {
+  return operation(
+      c, [&](Comm& k) { k.done(ncclSend(buffer, count, nccl_type(t), peer, k.comm, k.stream(s)), "ncclSend"); });
+}
+int recv(void* c, void* buffer, std::size_t count, int t, int peer, void* s) {
+  return operation(
+      c, [&](Comm& k) { k.done(ncclRecv(buffer, count, nccl_type(t), peer, k.comm, k.stream(s)), "ncclRecv"); });
+}
 int isend(void* c, const void* buffer, std::size_t count, int t, int peer, void* s, void** request) {
-  return start<true>(c, const_cast<void*>(buffer), count, t, peer, s, request);
+  return started(c, s, request, [&](Comm& k, cudaStream_t st) {
+    k.done(ncclSend(buffer, count, nccl_type(t), peer, k.comm, st), "ncclSend");
+  });
 }
 int irecv(void* c, void* buffer, std::size_t count, int t, int peer, void* s, void** request) {
-  return start<false>(c, buffer, count, t, peer, s, request);
+  return started(c, s, request, [&](Comm& k, cudaStream_t st) {
+    k.done(ncclRecv(buffer, count, nccl_type(t), peer, k.comm, st), "ncclRecv");
+  });
 }
-// A request of a revoked communicator still ends when the stream passes its
-// event (the revoke stops the transfer, so that comes promptly): its buffer
-// is not in use once test or wait reports the revoke's status.
+// The sends and receives in one group (zero counts skipped on both sides),
+// then one event for all.
+int batch(void* c, const devmesh_backend_p2p_t ops[], std::size_t n, void* s, void** request) {
+  return started(c, s, request, [&](Comm& k, cudaStream_t st) {
+    Group g;
+    for (std::size_t i = 0; i < n && !g.failed(); ++i) {
+      const devmesh_backend_p2p_t& o = ops[i];
+      if (o.count == 0) continue;
+      if (o.send)
+        g.add(ncclSend(o.buffer, o.count, nccl_type(o.datatype), o.peer, k.comm, st), "ncclSend");
+      else
+        g.add(ncclRecv(o.buffer, o.count, nccl_type(o.datatype), o.peer, k.comm, st), "ncclRecv");
+    }
+    g.end(k);
+  });
+}
+
+// test and wait end the request whatever they report, but test's "not yet".
 int test(void* request, int* done) {
   auto* r = static_cast<Request*>(request);
   const int rc = plugin::guarded([&] {
     DEVMESH_CUDA(cudaSetDevice(r->device));
-    const cudaError_t e = cudaEventQuery(r->event);
-    if (e == cudaErrorNotReady) {
-      *done = 0;
-      return;
-    }
-    cut_by_revoke(*r->comm, [&] { DEVMESH_CUDA(e); });
-    *done = 1;
+    *done = passed(*r, false) ? 1 : 0;
   });
-  if (rc != DEVMESH_SUCCESS || *done) end(r);
+  if (rc != DEVMESH_SUCCESS || *done) end_request(r);
   return rc;
 }
 int wait(void* request) {
   auto* r = static_cast<Request*>(request);
   const int rc = plugin::guarded([&] {
     DEVMESH_CUDA(cudaSetDevice(r->device));
-    cut_by_revoke(*r->comm, [&] { DEVMESH_CUDA(cudaEventSynchronize(r->event)); });
+    passed(*r, true);
   });
-  end(r);
+  end_request(r);
   return rc;
 }
 // One group, so that a ring shift cannot deadlock; stream-ordered like send.
 int sendrecv(void* c, const void* sendbuf, std::size_t sendcount, int sendtype, int dest, void* recvbuf,
              std::size_t recvcount, int recvtype, int source, void* s) {
   return operation(c, [&](Comm& k) {
-    check_nccl(ncclGroupStart(), "ncclGroupStart");
-    check_nccl(ncclSend(sendbuf, sendcount, nccl_type(type_of(sendtype)), dest, k.comm, k.stream(s)), "ncclSend",
-               k.comm);
-    check_nccl(ncclRecv(recvbuf, recvcount, nccl_type(type_of(recvtype)), source, k.comm, k.stream(s)), "ncclRecv",
-               k.comm);
-    k.done(ncclGroupEnd(), "ncclGroupEnd");
+    Group g;
+    g.add(ncclSend(sendbuf, sendcount, nccl_type(sendtype), dest, k.comm, k.stream(s)), "ncclSend");
+    if (!g.failed()) g.add(ncclRecv(recvbuf, recvcount, nccl_type(recvtype), source, k.comm, k.stream(s)), "ncclRecv");
+    g.end(k);
   });
 }
 

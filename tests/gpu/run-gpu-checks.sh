@@ -9,10 +9,18 @@
 # or network here. Runs every leg, then writes OUT_DIR/GPU-RESULTS.md (one
 # section per leg) and OUT_DIR/gpu-run.log (default OUT_DIR: docs/); fails
 # if any check of any leg failed.
+#   DEVMESH_GPU_ROUND=NAME   the section written: "## Round NAME" (default three)
+#   DEVMESH_GPU_STEPS=v4     only the version 4 checks and what they rest on
+#                            (the 1-rank collectives, nccl-cpu at 1 rank):
+#                            under a minute a leg; default all (every step)
+# The version 4 checks run at 1 rank, and at 2 ranks where the machine has
+# two GPUs (NCCL takes one GPU per rank).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-docs}
-round=${DEVMESH_GPU_ROUND:-two}
+round=${DEVMESH_GPU_ROUND:-three}
+steps=${DEVMESH_GPU_STEPS:-all}
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 # Legs that travelled compressed (docs/NCCL.md, "Checks on a GPU").
 if ! ls .gpu/*/bin/test_nccl_gpu >/dev/null 2>&1 && ls .gpu-carry/*.tar.xz >/dev/null 2>&1; then
   mkdir -p .gpu
@@ -62,6 +70,18 @@ run_leg() {  # run_leg DIR: every check with the programs and MPI in DIR
   echo "== MPI: $(cat "$g/mpi-name") (${launch[0]})"
   step "1 rank: collectives, point to point, creation paths, hybrid mesh, bandwidth" 200 \
     "${launch[@]}" -n 1 "$g/bin/test_nccl_gpu"
+  step "1 rank: version 4 (v-collectives, rooted, started forms, wait_all, batch, alltoallv cost)" 150 \
+    "${launch[@]}" -n 1 "$g/bin/test_nccl_gpu" --v4
+  if [ "${gpus:-0}" -ge 2 ]; then
+    step "2 ranks on 2 GPUs: version 4" 150 "${launch[@]}" -n 2 "$g/bin/test_nccl_gpu" --v4
+  else
+    echo "== 2 ranks: version 4 not run (${gpus:-0} GPU(s); NCCL takes one GPU per rank)"
+  fi
+  if [ "$steps" = v4 ]; then
+    step "nccl-cpu at 1 rank with a GPU: per-dim override, options, revoke (version 4 members too)" 90 \
+      "${launch[@]}" -n 1 "$g/bin/test_nccl_cpu" --color_output=no --log_level=test_suite
+    return
+  fi
   step "1 rank: cost per call, devmesh against raw NCCL on the same communicator, 8 B to 256 MiB" 240 \
     "${launch[@]}" -n 1 "$g/bin/test_nccl_gpu" --cost
   step "2 ranks on one GPU: same-GPU error" 60 \
@@ -97,8 +117,8 @@ section=$(mktemp)
   echo
   echo "$(sed -n 1p "$log")"
   echo
-  echo "Not in the library yet, so not run: variable-size collectives (alltoallv, gather, scatter, reduce," \
-       "allgatherv, reduce_scatter_v), non-blocking collectives, batched point to point, repair of a mesh."
+  echo "Steps: $steps (DEVMESH_GPU_STEPS). GPUs: ${gpus:-0}, so version 4 ran at 1 rank$([ "${gpus:-0}" -ge 2 ] &&
+       echo ' and 2 ranks'). Not in the library yet, so not run: counts in GPU memory, repair of a mesh."
   for g in "${legs[@]}"; do
     echo
     echo "### $(cat "$g/mpi-name") (build \`$(basename "$g")\`)"

@@ -12,6 +12,9 @@
 //   mpiexec -n 1 test_nccl_gpu --cost   the cost of a call through devmesh against raw NCCL on the
 //                                       same communicator, 8 B to 256 MiB (cost_per_call)
 //   mpiexec -n 2 test_nccl_gpu --pair   same-GPU error on both ranks
+//   mpiexec -n N test_nccl_gpu --v4     version 4 of the plugin interface (nccl_v4_checks.cpp), one GPU
+//                                       per rank: v-collectives, rooted, started forms, wait_all, batch,
+//                                       alltoallv's cost against grouped ncclSend/ncclRecv
 //   mpiexec -ft -n 2 test_nccl_gpu --ft [BACKEND]
 //                                       (an MPI with ULFM) a fault-tolerant mesh (dp=2, tp=1) with tp
 //                                       on NCCL: rank 1 dies, rank 0's NCCL dim is revoked by the
@@ -41,6 +44,8 @@
 
 using namespace devmesh;
 using Clock = std::chrono::steady_clock;
+
+int nccl_v4_checks();  // nccl_v4_checks.cpp: its failed checks
 
 namespace {
 
@@ -302,8 +307,8 @@ Timing timed(F&& f, int k, cudaStream_t s) {
 // NCCL communicator, buffers and stream, at one rank per communicator:
 // allreduce, allgather, reduce_scatter, broadcast and alltoall from 8 B to
 // 256 MiB. Five ways to make each call, in rounds whose order rotates:
-//   raw          the NCCL call on the dim's ncclComm_t (alltoall: the grouped
-//                send/recv the plugin makes)
+//   raw          the NCCL call on the dim's ncclComm_t (alltoall: ncclAlltoAll
+//                from NCCL 2.28, before it the grouped send/recv; as the plugin)
 //   raw+query    the same and ncclCommGetAsyncError, as the plugin asks after each
 //   held         Communicator& c, looked up once: c.allreduce(...)
 //   devmesh      mesh.communicator("tp").allreduce(...), looked up per call
@@ -357,10 +362,14 @@ void cost_per_call() {
         else if (name == "reduce_scatter") r = ncclReduceScatter(send, recv, n, ncclFloat32, ncclSum, raw, s);
         else if (name == "broadcast") r = ncclBroadcast(recv, recv, n, ncclFloat32, 0, raw, s);
         else {
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+          r = ncclAlltoAll(send, recv, n, ncclFloat32, raw, s);
+#else
           ncclGroupStart();
           ncclSend(send, n, ncclFloat32, 0, raw, s);
           ncclRecv(recv, n, ncclFloat32, 0, raw, s);
           r = ncclGroupEnd();
+#endif
         }
         while (r == ncclInProgress)
           if (ncclCommGetAsyncError(raw, &r) != ncclSuccess) break;
@@ -572,6 +581,8 @@ int main(int argc, char** argv) {
       pair();
     else if (argc > 1 && std::strcmp(argv[1], "--cost") == 0)
       cost_per_call();
+    else if (argc > 1 && std::strcmp(argv[1], "--v4") == 0)
+      failures += nccl_v4_checks();
     else
       single_rank();
   } catch (const Error& e) {

@@ -5,6 +5,7 @@
 #include "mpi_test.hpp"
 
 #include <string>
+#include <vector>
 
 #include "devmesh/mesh.hpp"
 #include "nccl/nccl_backend.hpp"
@@ -153,17 +154,82 @@ BOOST_AUTO_TEST_CASE(mpi_only_meshes_make_no_gpu_call) {
 #ifdef DEVMESH_NCCL_PLUGIN
 namespace {
 
-// The built plugin's table, loaded as the core loads it (no GPU needed).
-const devmesh_backend_v3_t& nccl_table() {
+void* nccl_plugin() {
   void* h = dlopen(DEVMESH_NCCL_PLUGIN, RTLD_NOW | RTLD_LOCAL);
   BOOST_TEST_REQUIRE(h != nullptr, (h ? "" : dlerror()));
-  const auto* t = static_cast<const devmesh_backend_v3_t*>(dlsym(h, DEVMESH_BACKEND_SYMBOL_V3));
+  return h;
+}
+
+// The built plugin's version 4 table, loaded as the core loads it (no GPU
+// needed): the newest symbol, which a core knowing version 4 takes first.
+const devmesh_backend_v4_t& nccl_table_v4() {
+  const auto* t = static_cast<const devmesh_backend_v4_t*>(dlsym(nccl_plugin(), DEVMESH_BACKEND_SYMBOL_V4));
+  BOOST_TEST_REQUIRE(t != nullptr);
+  BOOST_TEST_REQUIRE(t->v3.v2.v1.abi_version == DEVMESH_BACKEND_ABI_VERSION_4);
+  return *t;
+}
+
+// Its version 3 table, for cores that know no newer one.
+const devmesh_backend_v3_t& nccl_table_v3() {
+  const auto* t = static_cast<const devmesh_backend_v3_t*>(dlsym(nccl_plugin(), DEVMESH_BACKEND_SYMBOL_V3));
   BOOST_TEST_REQUIRE(t != nullptr);
   BOOST_TEST_REQUIRE(t->v2.v1.abi_version == DEVMESH_BACKEND_ABI_VERSION_3);
   return *t;
 }
 
+const devmesh_backend_v3_t& nccl_table() { return nccl_table_v4().v3; }
+
+// Version 4's members, each with its capability bit.
+struct V4Member {
+  const char* name;
+  unsigned long long bit;
+  bool present;
+};
+std::vector<V4Member> v4_members(const devmesh_backend_v4_t& t) {
+  const unsigned long long nbc = DEVMESH_BACKEND_CAP_NONBLOCKING_COLLECTIVES;
+  return {{"alltoallv", DEVMESH_BACKEND_CAP_ALLTOALLV, t.alltoallv != nullptr},
+          {"allgatherv", DEVMESH_BACKEND_CAP_ALLGATHERV, t.allgatherv != nullptr},
+          {"reduce_scatterv", DEVMESH_BACKEND_CAP_REDUCE_SCATTERV, t.reduce_scatterv != nullptr},
+          {"gather", DEVMESH_BACKEND_CAP_GATHER, t.gather != nullptr},
+          {"gatherv", DEVMESH_BACKEND_CAP_GATHERV, t.gatherv != nullptr},
+          {"scatter", DEVMESH_BACKEND_CAP_SCATTER, t.scatter != nullptr},
+          {"scatterv", DEVMESH_BACKEND_CAP_SCATTERV, t.scatterv != nullptr},
+          {"reduce", DEVMESH_BACKEND_CAP_REDUCE, t.reduce != nullptr},
+          {"iallreduce", nbc, t.iallreduce != nullptr},
+          {"iallgather", nbc, t.iallgather != nullptr},
+          {"ireduce_scatter", nbc, t.ireduce_scatter != nullptr},
+          {"ibroadcast", nbc, t.ibroadcast != nullptr},
+          {"ialltoall", nbc, t.ialltoall != nullptr},
+          {"ibarrier", nbc, t.ibarrier != nullptr},
+          {"batch", DEVMESH_BACKEND_CAP_BATCH, t.batch != nullptr}};
+}
+
 }  // namespace
+
+// Version 4: every member there, the ten capability bits stated (and the
+// requests' test and wait with them); the version 3 table beside it is
+// the same plugin, without version 4's bits.
+BOOST_AUTO_TEST_CASE(nccl_plugin_states_every_version_4_member) {
+  const devmesh_backend_v4_t& t = nccl_table_v4();
+  const unsigned long long caps = t.v3.capabilities;
+  for (const V4Member& m : v4_members(t)) {
+    BOOST_TEST(m.present, m.name << " is missing");
+    BOOST_TEST((caps & m.bit) != 0u, m.name << "'s capability bit is not stated");
+  }
+  unsigned long long bits = 0;
+  for (int b = 7; b <= 16; ++b) bits |= 1ull << b;
+  BOOST_TEST((caps & bits) == bits);
+  BOOST_TEST((caps & DEVMESH_BACKEND_CAP_NONBLOCKING) != 0u);
+  BOOST_TEST((caps & DEVMESH_BACKEND_CAP_STREAMS) != 0u);
+  BOOST_TEST(t.v3.v2.test != nullptr);
+  BOOST_TEST(t.v3.v2.wait != nullptr);
+  const devmesh_backend_v3_t& old = nccl_table_v3();
+  BOOST_TEST((old.capabilities & bits) == 0u);
+  BOOST_TEST((old.capabilities | bits) == caps);
+  BOOST_TEST(std::string(old.v2.v1.name) == std::string(t.v3.v2.v1.name));
+  BOOST_TEST((old.v2.v1.alltoall == t.v3.v2.v1.alltoall && old.v2.wait == t.v3.v2.wait &&
+              old.comm_prepare == t.v3.comm_prepare && old.revoke == t.v3.revoke));
+}
 
 // Every NCCL communicator can be revoked (what a failed operation and a
 // fault-tolerant mesh need); the revoke is local to the rank, and may run
@@ -176,6 +242,49 @@ BOOST_AUTO_TEST_CASE(nccl_plugin_states_a_local_revoke) {
   const bool any_thread = (t.capabilities & DEVMESH_BACKEND_CAP_REVOKE_ANY_THREAD) != 0;
   BOOST_TEST(any_thread == (NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)));
 }
+
+namespace {
+
+// Every version 4 member of a revoked communicator fails with the revoke's
+// status before touching NCCL or CUDA (no buffer is read: NULL buffers
+// with counts would crash a call that did), blocking or started, and
+// writes no request.
+void revoked_members_refuse(const devmesh_backend_v4_t& t, void* comm, int expected) {
+  const devmesh_backend_v1_t& v1 = t.v3.v2.v1;
+  const std::size_t counts[1] = {4}, displs[1] = {0};
+  devmesh_backend_p2p_t op{1, 0, nullptr, 4, DEVMESH_FLOAT32};
+  const int f = DEVMESH_FLOAT32, sum = DEVMESH_SUM;
+  const int blocking[] = {
+      t.alltoallv(comm, nullptr, counts, displs, nullptr, counts, displs, f, nullptr, nullptr),
+      t.allgatherv(comm, nullptr, 4, nullptr, counts, displs, f, nullptr, nullptr),
+      t.reduce_scatterv(comm, nullptr, nullptr, counts, f, sum, nullptr, nullptr),
+      t.gather(comm, nullptr, nullptr, 4, f, 0, nullptr, nullptr),
+      t.gatherv(comm, nullptr, 4, nullptr, counts, displs, f, 0, nullptr, nullptr),
+      t.scatter(comm, nullptr, nullptr, 4, f, 0, nullptr, nullptr),
+      t.scatterv(comm, nullptr, counts, displs, nullptr, 4, f, 0, nullptr, nullptr),
+      t.reduce(comm, nullptr, nullptr, 4, f, sum, 0, nullptr, nullptr),
+      t.batch(comm, &op, 1, nullptr, nullptr),
+  };
+  for (const int rc : blocking) BOOST_TEST(rc == expected, v1.last_error());
+  void* made = reinterpret_cast<void*>(0x1);
+  const int started[] = {
+      t.iallreduce(comm, nullptr, nullptr, 4, f, sum, nullptr, &made),
+      t.iallgather(comm, nullptr, nullptr, 4, f, nullptr, &made),
+      t.ireduce_scatter(comm, nullptr, nullptr, 4, f, sum, nullptr, &made),
+      t.ibroadcast(comm, nullptr, 4, f, 0, nullptr, &made),
+      t.ialltoall(comm, nullptr, nullptr, 4, f, nullptr, &made),
+      t.ibarrier(comm, nullptr, &made),
+      t.alltoallv(comm, nullptr, counts, displs, nullptr, counts, displs, f, nullptr, &made),
+      t.gatherv(comm, nullptr, 4, nullptr, counts, displs, f, 0, nullptr, &made),
+      t.reduce(comm, nullptr, nullptr, 4, f, sum, 0, nullptr, &made),
+      t.batch(comm, &op, 1, nullptr, &made),
+  };
+  for (const int rc : started) BOOST_TEST(rc == expected, v1.last_error());
+  BOOST_TEST(made == reinterpret_cast<void*>(0x1));  // *request written only on success
+  BOOST_TEST(std::string(v1.last_error()).find("revoked") != std::string::npos, v1.last_error());
+}
+
+}  // namespace
 
 // On a GPU: revoke is idempotent and keeps the first status, which later
 // operations fail with (REVOKED for a revoke without a failure behind it).
@@ -205,6 +314,7 @@ BOOST_AUTO_TEST_CASE(nccl_revoke_is_idempotent_and_keeps_its_status) {
         BOOST_TEST(v1.barrier(comm, nullptr) == expected);
         BOOST_TEST(std::string(v1.last_error()).find("revoked") != std::string::npos, v1.last_error());
       }
+      revoked_members_refuse(nccl_table_v4(), comm, expected);
       v1.comm_destroy(comm);
     }
   }
