@@ -167,6 +167,28 @@ BOOST_AUTO_TEST_CASE(loaded_through_the_file_search) {
   check_alltoallv(g, "tp", 2, true);
 }
 
+// What MPI's int counts cannot say, the example refuses on every member
+// before calling MPI (so that no member waits for the others), naming the
+// array and the element; nothing is written and the communicator stays
+// usable.
+BOOST_AUTO_TEST_CASE(counts_past_int_refused_by_the_example) {
+  Mesh m = world_on("example-v4");
+  Communicator& c = m.communicator("all");
+  const std::size_t n = static_cast<std::size_t>(c.size());
+  const std::size_t huge = std::size_t{1} << 31;
+  Counts rc(n, 0), rd(n, 0);
+  rc[n - 1] = huge;  // never dereferenced: refused before any transfer
+  std::vector<std::int32_t> buf(4, untouched);
+  std::string what;
+  const Status s = status_of([&] { c.alltoallv(buf.data(), {}, {}, buf.data(), rc, rd, DataType::int32); }, &what);
+  expect(s, Status::unsupported, what,
+         {"backend 'example-v4', alltoallv: ",
+          "at most 2^31-1 elements in recvcounts, got 2147483648 (element " + std::to_string(n - 1) + ")"});
+  BOOST_TEST(same_everywhere(static_cast<int>(s)));
+  BOOST_TEST(std::count(buf.begin(), buf.end(), untouched) == 4);
+  check_alltoallv(m, "all", 5, false);
+}
+
 BOOST_AUTO_TEST_CASE(registered_in_process) {
   devmesh_backend_v4_t& t = copy_named("example-v4-linked");
   // Registered through its v1 member, as every version.
