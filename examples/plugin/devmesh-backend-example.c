@@ -9,9 +9,16 @@
  * plugin interface asks of a backend on failure, shown on the simplest
  * library there is; replace the MPI calls with your library's.
  *
- * It exports the version 3 table, which a devmesh of this release uses,
- * and the version 2 table beside it, for a devmesh that knows only version
- * 2 (compile with -DEXAMPLE_V2_ONLY to export the version 2 table alone).
+ * It exports the version 4 table, which a devmesh of this release uses,
+ * and the version 3 and 2 tables beside it, for a devmesh that knows only
+ * those (compile with -DEXAMPLE_NO_V4 to export versions 3 and 2 alone,
+ * with -DEXAMPLE_V2_ONLY to export the version 2 table alone).
+ *
+ * Version 4 adds members one at a time, each stated by its capability bit:
+ * the example implements one, alltoallv (blocking, over MPI_Ialltoallv and
+ * its wait loop), to show the pattern; the members it leaves NULL answer
+ * DEVMESH_ERR_UNSUPPORTED naming the operation (docs/BACKENDS.md,
+ * "Version 4").
  *
  * Why version 3: as a version 2 plugin, a comm_create that fails on one
  * member before its MPI_Comm_dup leaves the other members in that
@@ -65,6 +72,10 @@ static int mpi_fail(int code, const char *call) {
 
 static const char *last_error(void) { return last; }
 static int last_mpi_error(void) { return last_code; }
+
+#if defined(EXAMPLE_V2_ONLY) && !defined(EXAMPLE_NO_V4)
+#define EXAMPLE_NO_V4 /* version 4 builds on version 3 */
+#endif
 
 #ifndef EXAMPLE_V2_ONLY
 /* One line of the core's log (DEVMESH_LOG), when the level is wanted. */
@@ -380,6 +391,69 @@ static int barrier(void *comm, void *stream) {
   return finish(c, MPI_Ibarrier(c->data, &req), &req, "MPI_Ibarrier");
 }
 
+#ifndef EXAMPLE_NO_V4
+/* ---- version 4: alltoallv ------------------------------------------------------
+ *
+ * The pattern of every version 4 member: the core has checked the arguments
+ * (types, every segment of every array inside size_t bytes, buffers not
+ * NULL where a segment is not empty, sendcounts[rank] == recvcounts[rank]),
+ * so what is left is the library's own limits (MPI's int counts) and the
+ * call. The count and displacement arrays are the caller's only during the
+ * call: a plugin that needs them later copies them (MPI reads its own int
+ * copies below until the operation completes).
+ *
+ * request: NULL asks for the blocking operation, and it is always NULL
+ * here. The example does not state DEVMESH_BACKEND_CAP_NONBLOCKING_
+ * COLLECTIVES, and the core passes a request to a version 4 member only for
+ * a plugin that does (ialltoallv on this plugin is UNSUPPORTED without
+ * reaching it). A plugin that states it starts the operation, keeps the
+ * int arrays in its request until test() or wait() ends it, and writes
+ * *request only on success. */
+
+/* The size_t counts or displacements of the n members as MPI's ints, into
+ * out; which names the array for the message. */
+static int to_ints(const size_t *in, int n, int *out, const char *which) {
+  for (int r = 0; r < n; ++r) {
+    if (in[r] > (size_t)INT_MAX)
+      return fail(DEVMESH_ERR_UNSUPPORTED, "MPI takes at most 2^31-1 elements in %s, got %zu (element %d)", which,
+                  in[r], r);
+    out[r] = (int)in[r];
+  }
+  return DEVMESH_SUCCESS;
+}
+
+/* Block r of send (sendcounts[r] elements at sdispls[r]) to rank r, block
+ * `rank` of every rank into recv (recvcounts[r] at rdispls[r]); the gaps
+ * between segments are left untouched, as MPI does. In place (send ==
+ * recv), sendcounts and sdispls are NULL and MPI_IN_PLACE says so. */
+static int alltoallv(void *comm, const void *send, const size_t sendcounts[], const size_t sdispls[], void *recv,
+                     const size_t recvcounts[], const size_t rdispls[], int t, void *stream, void **request) {
+  struct comm *c = comm;
+  (void)stream;
+  (void)request; /* NULL: see above */
+  if (is_revoked(c)) return revoked_error(c, "alltoallv");
+  const int n = c->size, in_place = send == recv;
+  int *ints = malloc(4 * (size_t)n * sizeof *ints);
+  if (!ints) return fail(DEVMESH_ERR_INTERNAL, "out of memory");
+  int *scounts = ints, *sdispl = ints + n, *rcounts = ints + 2 * n, *rdispl = ints + 3 * n;
+  int status = to_ints(recvcounts, n, rcounts, "recvcounts");
+  if (status == DEVMESH_SUCCESS) status = to_ints(rdispls, n, rdispl, "rdispls");
+  if (status == DEVMESH_SUCCESS && !in_place) status = to_ints(sendcounts, n, scounts, "sendcounts");
+  if (status == DEVMESH_SUCCESS && !in_place) status = to_ints(sdispls, n, sdispl, "sdispls");
+  if (status == DEVMESH_SUCCESS) {
+    MPI_Request req;
+    const int started = MPI_Ialltoallv(in_place ? MPI_IN_PLACE : send, scounts, sdispl, mpi_type(t), recv, rcounts,
+                                       rdispl, mpi_type(t), c->data, &req);
+    status = finish(c, started, &req, "MPI_Ialltoallv");
+    /* A wait cut short (revoke, timeout) leaves the operation to MPI, which
+     * may still read the arrays: they stay with the abandoned communicator. */
+    if (started == MPI_SUCCESS && status != DEVMESH_SUCCESS) return status;
+  }
+  free(ints);
+  return status;
+}
+#endif
+
 /* ---- point to point ---------------------------------------------------------- */
 
 static int p2p_send(void *comm, const void *buffer, size_t count, int t, int peer, void *stream) {
@@ -488,19 +562,28 @@ static int init_host(const devmesh_backend_host_t *h) {
         isend, irecv, request_test, request_wait, sendrecv,                                                              \
   }
 
+/* What version 3 adds and states; version 4's table starts with the same. */
+#define EXAMPLE_CAPS \
+  (DEVMESH_BACKEND_CAP_NONBLOCKING | DEVMESH_BACKEND_CAP_REVOKE_SPREADS | DEVMESH_BACKEND_CAP_DEADLINE)
+#define EXAMPLE_V3_MEMBERS(version, caps)                                                            \
+  {                                                                                                   \
+    EXAMPLE_V2_MEMBERS(version, NULL), DEVMESH_BACKEND_MPI, caps, init_host, reduce_supported,        \
+        comm_prepare, comm_connect, comm_abandon, revoke,                                              \
+  }
+
 #ifndef EXAMPLE_NO_EXPORT
-#ifndef EXAMPLE_V2_ONLY
-DEVMESH_BACKEND_EXPORT_V3 = {
-    EXAMPLE_V2_MEMBERS(DEVMESH_BACKEND_ABI_VERSION_3, NULL),
-    DEVMESH_BACKEND_MPI,
-    DEVMESH_BACKEND_CAP_NONBLOCKING | DEVMESH_BACKEND_CAP_REVOKE_SPREADS | DEVMESH_BACKEND_CAP_DEADLINE,
-    init_host,
-    reduce_supported,
-    comm_prepare,
-    comm_connect,
-    comm_abandon,
-    revoke,
+#ifndef EXAMPLE_NO_V4
+/* Version 4: the version 3 table with abi_version 4 and the capability bit
+ * of each version 4 member it has, then those members, by name. Every
+ * member left out is NULL; a bit stated without its member, or a member
+ * without its bit, gets the table refused at load. */
+DEVMESH_BACKEND_EXPORT_V4 = {
+    .v3 = EXAMPLE_V3_MEMBERS(DEVMESH_BACKEND_ABI_VERSION_4, EXAMPLE_CAPS | DEVMESH_BACKEND_CAP_ALLTOALLV),
+    .alltoallv = alltoallv,
 };
+#endif
+#ifndef EXAMPLE_V2_ONLY
+DEVMESH_BACKEND_EXPORT_V3 = EXAMPLE_V3_MEMBERS(DEVMESH_BACKEND_ABI_VERSION_3, EXAMPLE_CAPS);
 #endif
 DEVMESH_BACKEND_EXPORT_V2 = EXAMPLE_V2_MEMBERS(DEVMESH_BACKEND_ABI_VERSION_2, comm_create);
 #endif

@@ -162,8 +162,8 @@ const devmesh_backend_v1_t* open_plugin(std::string_view name, std::string* wher
   if (!table) {
     dlclose(handle);
     unusable(name, *where,
-             "it exports none of " DEVMESH_BACKEND_SYMBOL_V3 ", " DEVMESH_BACKEND_SYMBOL_V2
-             ", " DEVMESH_BACKEND_SYMBOL_V1 " (not a devmesh backend plugin)");
+             "it exports none of " DEVMESH_BACKEND_SYMBOL_V4 ", " DEVMESH_BACKEND_SYMBOL_V3
+             ", " DEVMESH_BACKEND_SYMBOL_V2 ", " DEVMESH_BACKEND_SYMBOL_V1 " (not a devmesh backend plugin)");
   }
   std::string problem = table_problem(*table, {version});
   if (problem.empty() && name != table->name) problem = "it calls itself '" + std::string(table->name) + "'";

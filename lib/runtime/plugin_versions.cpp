@@ -142,9 +142,13 @@ std::string v4_problem(const devmesh_backend_v4_t* v4) {
       problem = has ? std::string("its table has ") + row.name + " but does not state its capability bit"
                     : std::string("it states the capability bit of ") + row.name + " but its table has no " + row.name;
   });
-  if (problem.empty() && (caps & (DEVMESH_BACKEND_CAP_NONBLOCKING_COLLECTIVES | DEVMESH_BACKEND_CAP_BATCH)) &&
-      !(caps & DEVMESH_BACKEND_CAP_NONBLOCKING))
-    problem = "it states non-blocking collectives or batch without DEVMESH_BACKEND_CAP_NONBLOCKING (test and wait)";
+  // Their requests are ended by test and wait, which come with NONBLOCKING.
+  const bool nonblocking = (caps & DEVMESH_BACKEND_CAP_NONBLOCKING) != 0;
+  if (problem.empty() && !nonblocking && (caps & DEVMESH_BACKEND_CAP_NONBLOCKING_COLLECTIVES))
+    problem = "it states DEVMESH_BACKEND_CAP_NONBLOCKING_COLLECTIVES (iallreduce, iallgather, ireduce_scatter, "
+              "ibroadcast, ialltoall, ibarrier) without DEVMESH_BACKEND_CAP_NONBLOCKING (test and wait)";
+  if (problem.empty() && !nonblocking && (caps & DEVMESH_BACKEND_CAP_BATCH))
+    problem = "it states DEVMESH_BACKEND_CAP_BATCH (batch) without DEVMESH_BACKEND_CAP_NONBLOCKING (test and wait)";
   return problem;
 }
 

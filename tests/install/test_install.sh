@@ -286,16 +286,17 @@ kit=$tmp/stage$prefix/share/doc/devmesh/examples/plugin
 [ -f "$kit/Makefile" ] && [ -f "$kit/devmesh-backend-example.c" ] || fail "the example plugin is not installed in $kit"
 plugindir=$(pc --variable=plugindir devmesh)
 [ "$plugindir" = "$staged/${libdir#"$prefix"/}/devmesh" ] || fail "plugindir is '$plugindir'"
-# As version 3 (the core takes its newest table) and as version 2 alone,
-# each checked against MPI's own results at 8 ranks by the collective
-# suite's program (every operation x type x reduction it claims).
-for abi in 3 2; do
+# As version 4 (as built by default, with its v3 and v2 tables; the core
+# takes its newest table) and as version 2 alone, each checked against
+# MPI's own results at 8 ranks by the collective suite's program (every
+# operation x type x reduction it claims).
+for abi in 4 2; do
   mkdir -p "kit$abi"
   cp "$kit/Makefile" "$kit/devmesh-backend-example.c" "kit$abi/"
   extra=$([ "$abi" = 2 ] && echo -DEXAMPLE_V2_ONLY || true)
   make -s -C "kit$abi" EXTRA_CFLAGS="$extra -Werror" >/dev/null || fail "the kit's Makefile (v$abi)"
   kit_symbols=$(nm -D --defined-only "kit$abi/libdevmesh-backend-example.so" | awk '{print $3}' | grep devmesh_backend_ | sort | tr '\n' ' ')
-  kit_want=$([ "$abi" = 3 ] && echo "devmesh_backend_v2 devmesh_backend_v3 " || echo "devmesh_backend_v2 ")
+  kit_want=$([ "$abi" = 4 ] && echo "devmesh_backend_v2 devmesh_backend_v3 devmesh_backend_v4 " || echo "devmesh_backend_v2 ")
   [ "$kit_symbols" = "$kit_want" ] || fail "the kit's v$abi plugin exports '$kit_symbols'"
   DEVMESH_BACKEND_PATH=$PWD/kit$abi bash "$launcher" -n 8 "$build/tests/collectives/test_collectives" \
     --color_output=no -- example timeout=120 || fail "the kit's plugin (v$abi) at 8 ranks"

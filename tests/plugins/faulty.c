@@ -4,6 +4,13 @@
  *
  *   FAULTY_NAME      its name
  *   FAULTY_V3        exports a version 3 table (else version 2)
+ *   FAULTY_V4        exports a version 4 table with the example's alltoallv
+ *                    and its capability bit, broken as the next ones say:
+ *   FAULTY_V4_CAPS=B   ...stating the bits B instead
+ *   FAULTY_V4_STARTED  ...with the six non-blocking collectives too (stubs)
+ *   FAULTY_V4_BATCH    ...with batch too (a stub)
+ *   FAULTY_NO_P2P    without isend, irecv, test, wait and
+ *                    DEVMESH_BACKEND_CAP_NONBLOCKING
  *   FAULTY_ABI=N     the abi_version its table claims (default: its symbol's)
  *   FAULTY_FAMILY=S  the MPI its v3 table states (default: the real one)
  *   FAULTY_NO_TEST, FAULTY_NO_WAIT: isend and irecv without test / wait
@@ -208,6 +215,17 @@ static int faulty_allreduce(void *comm, const void *send, void *recv, size_t cou
   return allreduce(comm, send, recv, count, t, op, stream);
 }
 
+#ifdef FAULTY_NO_P2P
+#define FAULTY_NO_TEST
+#define FAULTY_NO_WAIT
+#define FAULTY_ISEND NULL
+#define FAULTY_IRECV NULL
+#define FAULTY_NONBLOCKING 0
+#else
+#define FAULTY_ISEND isend
+#define FAULTY_IRECV irecv
+#define FAULTY_NONBLOCKING DEVMESH_BACKEND_CAP_NONBLOCKING
+#endif
 #ifndef FAULTY_NO_TEST
 #define FAULTY_TEST request_test
 #else
@@ -224,7 +242,7 @@ static int faulty_allreduce(void *comm, const void *send, void *recv, size_t cou
     {version, FAULTY_NAME, NULL, NULL, NULL, faulty_last_error, faulty_open, close_instance, create,            \
      comm_destroy, comm_native, faulty_allreduce, allgather, reduce_scatter, broadcast, alltoall, barrier,      \
      p2p_send, p2p_recv, faulty_last_mpi_error},                                                                 \
-        isend, irecv, FAULTY_TEST, FAULTY_WAIT, sendrecv,                                                        \
+        FAULTY_ISEND, FAULTY_IRECV, FAULTY_TEST, FAULTY_WAIT, sendrecv,                                          \
   }
 
 #if defined(FAULTY_LOCAL_REVOKE)
@@ -248,24 +266,42 @@ static int local_revoke(void *comm, int status) {
 #define FAULTY_REVOKE_CAPS DEVMESH_BACKEND_CAP_REVOKE_SPREADS
 #endif
 
-#ifdef FAULTY_V3
-#ifndef FAULTY_ABI
-#define FAULTY_ABI DEVMESH_BACKEND_ABI_VERSION_3
-#endif
+#define FAULTY_V3_MEMBERS(abi, caps)                                                                            \
+  {                                                                                                              \
+    FAULTY_V2_MEMBERS(abi, NULL), FAULTY_FAMILY, FAULTY_NONBLOCKING | (caps) | DEVMESH_BACKEND_CAP_DEADLINE,     \
+        init_host, reduce_supported, faulty_prepare, faulty_connect, comm_abandon, FAULTY_REVOKE,               \
+  }
 #ifndef FAULTY_FAMILY
 #define FAULTY_FAMILY DEVMESH_BACKEND_MPI
 #endif
-DEVMESH_BACKEND_EXPORT_V3 = {
-    FAULTY_V2_MEMBERS(FAULTY_ABI, NULL),
-    FAULTY_FAMILY,
-    DEVMESH_BACKEND_CAP_NONBLOCKING | FAULTY_REVOKE_CAPS | DEVMESH_BACKEND_CAP_DEADLINE,
-    init_host,
-    reduce_supported,
-    faulty_prepare,
-    faulty_connect,
-    comm_abandon,
-    FAULTY_REVOKE,
+
+#if defined(FAULTY_V4)
+/* Members never called: the loader refuses every table that has them. */
+static int never(void) { return fail(DEVMESH_ERR_INTERNAL, "a refused table was called"); }
+#define NEVER(member) ((__typeof__(((devmesh_backend_v4_t *)0)->member))(void (*)(void))never)
+#ifndef FAULTY_V4_CAPS
+#define FAULTY_V4_CAPS DEVMESH_BACKEND_CAP_ALLTOALLV
+#endif
+DEVMESH_BACKEND_EXPORT_V4 = {
+    .v3 = FAULTY_V3_MEMBERS(DEVMESH_BACKEND_ABI_VERSION_4, FAULTY_REVOKE_CAPS | (FAULTY_V4_CAPS)),
+    .alltoallv = alltoallv,
+#ifdef FAULTY_V4_STARTED
+    .iallreduce = NEVER(iallreduce),
+    .iallgather = NEVER(iallgather),
+    .ireduce_scatter = NEVER(ireduce_scatter),
+    .ibroadcast = NEVER(ibroadcast),
+    .ialltoall = NEVER(ialltoall),
+    .ibarrier = NEVER(ibarrier),
+#endif
+#ifdef FAULTY_V4_BATCH
+    .batch = NEVER(batch),
+#endif
 };
+#elif defined(FAULTY_V3)
+#ifndef FAULTY_ABI
+#define FAULTY_ABI DEVMESH_BACKEND_ABI_VERSION_3
+#endif
+DEVMESH_BACKEND_EXPORT_V3 = FAULTY_V3_MEMBERS(FAULTY_ABI, FAULTY_REVOKE_CAPS);
 #else
 #ifndef FAULTY_ABI
 #define FAULTY_ABI DEVMESH_BACKEND_ABI_VERSION_2

@@ -71,7 +71,7 @@ BOOST_AUTO_TEST_CASE(no_such_plugin) {
 }
 
 BOOST_AUTO_TEST_CASE(empty_shared_object) {
-  expect_failure("empty", Status::unsupported, "exports none of devmesh_backend_v3, devmesh_backend_v2, devmesh_backend_v1");
+  expect_failure("empty", Status::unsupported, "exports none of devmesh_backend_v4, devmesh_backend_v3, devmesh_backend_v2, devmesh_backend_v1");
 }
 
 BOOST_AUTO_TEST_CASE(missing_dependency) {
@@ -151,6 +151,11 @@ BOOST_AUTO_TEST_CASE(version_1_plugin_lacks_nonblocking) {
     unsupported([&] { tp.sendrecv(&x, 1, DataType::int32, peer, &y, 1, DataType::int32, peer); }, "sendrecv");
   }
   BOOST_TEST(y == 4);
+  // The whole message, as it was before version 4 of the interface.
+  std::string what;
+  (void)status_of([&] { (void)tp.isend(&x, 1, DataType::int32, 0); }, &what);
+  BOOST_TEST(what == "isend is not supported by backend 'example': it was built for ABI v1 of the plugin interface, "
+                     "which has no isend");
 
   devmesh_config_t cfg = DEVMESH_CONFIG_INITIALIZER;
   cfg.dim_backends = "tp=example";
