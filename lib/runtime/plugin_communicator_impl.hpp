@@ -87,9 +87,9 @@ class RequestHost {
   void forget(void* r) noexcept;
 
   std::atomic<std::size_t> refs_{1};
-  std::mutex mutex_;                 // guards owner_ and live_, never held across a plugin call
-  PluginCommunicator* owner_;        // null once closed
-  std::vector<void*> live_;          // the plugin requests pending on owner_
+  std::mutex mutex_;           // guards owner_ and live_, never held across a plugin call
+  PluginCommunicator* owner_;  // null once closed
+  std::vector<void*> live_;    // the plugin requests pending on owner_
 };
 
 class PluginCommunicator final : public Communicator {
@@ -388,7 +388,8 @@ class PluginCommunicator final : public Communicator {
   FaultLink fault_;                        // the mesh's fault state
   MPI_Comm group_;                         // the dim's MPI communicator
   std::atomic<bool> revoked_here_{false};  // this rank called the plugin's revoke
-  RequestHost* host_ = new RequestHost(*this);  // the requests pending on it (one reference)
+  // The requests pending on it, which it holds one reference of.
+  RequestHost* host_ = new RequestHost(*this);
 };
 
 }  // namespace devmesh::detail

@@ -14,7 +14,6 @@
 //             ended them (the data arrived), and their wait and test then
 //             throw invalid_argument without touching the plugin's request.
 #include <mpi.h>
-
 #include <signal.h>
 
 #include <chrono>
@@ -91,8 +90,7 @@ void start_collectives(Communicator& c, Started& s) {
     expect(st == Status::success, std::string(what) + " started with " + name(st));
     s.requests.emplace_back(what, std::move(r));
   };
-  start("iallreduce",
-        [&] { return c.iallreduce(s.send.data(), s.sum.data(), 1, DataType::int32, ReduceOp::sum); });
+  start("iallreduce", [&] { return c.iallreduce(s.send.data(), s.sum.data(), 1, DataType::int32, ReduceOp::sum); });
   start("ialltoallv", [&] {
     return c.ialltoallv(s.send.data(), s.counts, s.displs, s.blocks.data(), s.counts, s.displs, DataType::int32);
   });
