@@ -366,7 +366,7 @@ class PluginCommunicator final : public Communicator {
     const bool revoked = !broken_.empty() || fault_.revoked();
     int done = 1, rc;
     if (block || revoked) {
-      const Fault::Wait wait = fault_.wait(what);
+      const Fault::Wait wait = fault_.wait("a request");
       rc = t_.wait(r);
     } else {
       rc = t_.test(r, &done);

@@ -140,7 +140,7 @@ void Request::wait_all(std::span<Request> requests) {
     }
   if (!host) return;
   // One wait of the mesh for the whole call: the inner waits nest in it.
-  const detail::Fault::Wait outer = host->outer_wait("wait_all");
+  const detail::Fault::Wait outer = host->outer_wait("requests (wait_all)");
   for (Request& r : requests) {
     try {
       r.wait();
