@@ -6,6 +6,7 @@
 // request's own (started): O(group) work and no allocation per blocking
 // call once the arrays have grown.
 #include <cstdint>
+#include <cstring>
 
 #include "mpi_comm.hpp"
 
@@ -16,8 +17,7 @@ namespace {
 // integers, so that a NULL base with empty segments is no arithmetic on
 // NULL).
 bool is_at(const void* p, const void* base, std::size_t n, int type) {
-  return reinterpret_cast<std::uintptr_t>(p) ==
-         reinterpret_cast<std::uintptr_t>(base) + n * size_of(type_of(type));
+  return reinterpret_cast<std::uintptr_t>(p) == reinterpret_cast<std::uintptr_t>(base) + n * size_of(type_of(type));
 }
 
 // The converted arrays of slot 0 or 1 (send side, receive side).
@@ -26,6 +26,16 @@ const count_t* counts(Arrays& a, int slot, const std::size_t* in, int n, const c
 }
 const displ_t* displs(Arrays& a, int slot, const std::size_t* in, int n, const char* name) {
   return converted(a.displs.data() + static_cast<std::size_t>(slot * n), in, n, name);
+}
+
+// allgatherv on a group of one: MPICH 4.0 writes the block at recv,
+// ignoring rdispls[0] (blocking and started alike), so the backend copies
+// it itself; complete at once (request NULL).
+void copy_own_block(const void* send, std::size_t count, void* recv, std::size_t displ, int type, void** request) {
+  const std::size_t es = size_of(type_of(type));
+  char* to = static_cast<char*>(recv) + displ * es;
+  if (count > 0 && to != send) std::memmove(to, send, count * es);
+  if (request) *request = nullptr;
 }
 
 }  // namespace
@@ -54,6 +64,7 @@ int alltoallv(void* c, const void* send, const std::size_t sendcounts[], const s
 int allgatherv(void* c, const void* send, std::size_t sendcount, void* recv, const std::size_t recvcounts[],
                const std::size_t rdispls[], int type, void*, void** request) {
   return plugin::guarded([&] {
+    if (static_cast<Comm*>(c)->size == 1) return copy_own_block(send, sendcount, recv, rdispls[0], type, request);
     Operation o(c, request, DEVMESH_MPI_COUNTED_NAME(MPI_Allgatherv));
     const int n = o.comm().size;
     Arrays& a = o.arrays();
@@ -81,10 +92,9 @@ int reduce_scatterv(void* c, const void* send, void* recv, const std::size_t rec
     const void* in = send == recv ? MPI_IN_PLACE : send;
     const MPI_Datatype t = mpi_datatype(type_of(type));
     const MPI_Op m = mpi_op(op_of(op));
-    o.go([&](MPI_Comm k) { return DEVMESH_MPI_COUNTED(MPI_Reduce_scatter)(in, recv, rc, t, m, k); },
-         [&](MPI_Comm k, MPI_Request* r) {
-           return DEVMESH_MPI_COUNTED(MPI_Ireduce_scatter)(in, recv, rc, t, m, k, r);
-         });
+    o.go(
+        [&](MPI_Comm k) { return DEVMESH_MPI_COUNTED(MPI_Reduce_scatter)(in, recv, rc, t, m, k); },
+        [&](MPI_Comm k, MPI_Request* r) { return DEVMESH_MPI_COUNTED(MPI_Ireduce_scatter)(in, recv, rc, t, m, k, r); });
   });
 }
 
@@ -95,10 +105,9 @@ int gather(void* c, const void* send, void* recv, std::size_t count, int type, i
     const void* in = in_place ? MPI_IN_PLACE : send;
     const count_t k = counted<count_t>(count);
     const MPI_Datatype t = mpi_datatype(type_of(type));
-    o.go([&](MPI_Comm m) { return DEVMESH_MPI_COUNTED(MPI_Gather)(in, k, t, recv, k, t, root, m); },
-         [&](MPI_Comm m, MPI_Request* r) {
-           return DEVMESH_MPI_COUNTED(MPI_Igather)(in, k, t, recv, k, t, root, m, r);
-         });
+    o.go(
+        [&](MPI_Comm m) { return DEVMESH_MPI_COUNTED(MPI_Gather)(in, k, t, recv, k, t, root, m); },
+        [&](MPI_Comm m, MPI_Request* r) { return DEVMESH_MPI_COUNTED(MPI_Igather)(in, k, t, recv, k, t, root, m, r); });
   });
 }
 
