@@ -29,9 +29,10 @@ typedef struct devmesh_backend_v1_s devmesh_backend_v1_t;  // devmesh/backend_pl
 namespace devmesh {
 
 namespace detail {
-// A loaded backend's table, as the core calls it (opaque here), which
-// Request keeps.
+// A loaded backend's table, as the core calls it (opaque here).
 struct PluginTable;
+// What a Request shares with its communicator (opaque here).
+class RequestHost;
 }  // namespace detail
 
 enum class DataType : int {
@@ -90,39 +91,56 @@ constexpr DataType datatype_of<double>() {
   return DataType::float64;
 }
 
-// A non-blocking transfer of Communicator::isend/irecv (MPI_Request's
-// counterpart), move-only. Not collective: it concerns the calling rank.
-// An empty Request (default-constructed, moved from, or of a transfer with
+// A non-blocking operation of a Communicator (MPI_Request's counterpart):
+// an isend or irecv, or a started collective (iallreduce, ialltoallv, ...,
+// batch); move-only. Not collective: it concerns the calling rank. An
+// empty Request (default-constructed, moved from, or of a transfer with
 // MPI_PROC_NULL) is complete. While pending, the caller does not touch the
-// buffer of an irecv nor change that of an isend.
+// buffers it writes nor change those it reads.
+//
+// Its waits keep the mesh's fault state as a blocking call does: a wait is
+// a wait of the mesh (its deadline revokes the mesh, and the wait it cut
+// reports TIMEOUT), a failure revokes the communicator and the mesh
+// (PROC_FAILED where a member died), and a wait on a revoked mesh reports
+// REVOKED once the backend ended the operation.
 //
 // Destroying (or assigning over) a pending Request waits for it, so the
 // buffer is never written after its owner moved on (MPI leaks the request
 // instead); a failure there is swallowed, so call wait() to see it.
+// Destroying the mesh (its communicator) ends every pending Request of it
+// first, the same way; a Request that outlives its mesh is then ended, and
+// its wait() and test() throw Error(invalid_argument).
 class DEVMESH_API Request {
  public:
   Request() noexcept = default;
-  // A pending request of a backend (its table's wait or test ends it);
-  // made by the Communicator, holding two pointers and no allocation.
-  Request(const detail::PluginTable* table, void* request) noexcept : table_(table), request_(request) {}
-  Request(Request&& other) noexcept : table_(other.table_), request_(std::exchange(other.request_, nullptr)) {}
+  // A pending request of a backend on its communicator's request host,
+  // of which it holds one reference; made by the Communicator, two
+  // pointers and no allocation.
+  Request(detail::RequestHost* host, void* request) noexcept : host_(host), request_(request) {}
+  Request(Request&& other) noexcept
+      : host_(std::exchange(other.host_, nullptr)), request_(std::exchange(other.request_, nullptr)) {}
   Request& operator=(Request&& other) noexcept;
   ~Request();
 
-  // Blocks until the transfer is done (host backends) or has run on its
-  // stream (NCCL), then the Request is empty. Failures throw
-  // Error(backend); the Request is empty afterwards all the same.
+  // Blocks until the operation is done (host backends) or has run on its
+  // stream (NCCL), then the Request is empty. Failures throw Error (backend,
+  // or as above PROC_FAILED, REVOKED, TIMEOUT); the Request is empty
+  // afterwards all the same.
   void wait();
-  // True (and the Request becomes empty) when the transfer is done; never
-  // blocks. Failures as wait().
+  // True (and the Request becomes empty) when the operation is done; never
+  // blocks, except on a revoked mesh, where it waits for the backend to end
+  // the operation and throws Error(revoked). Failures as wait().
   bool test();
-  // wait() on each in turn; the first failure is thrown after every
-  // request has ended.
+  // wait() on each in turn, as one wait of the mesh (the deadline bounds
+  // the whole call); the first failure is thrown after every request has
+  // ended.
   static void wait_all(std::span<Request> requests);
   bool pending() const noexcept { return request_ != nullptr; }
 
  private:
-  const detail::PluginTable* table_ = nullptr;
+  void release() noexcept;  // the host's reference, request_ already ended
+
+  detail::RequestHost* host_ = nullptr;
   void* request_ = nullptr;
 };
 

@@ -7,8 +7,10 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "fault.hpp"
 #include "mpi_features.hpp"
@@ -52,6 +54,44 @@ class FaultLink {
   Fault* fault_;
 };
 
+class PluginCommunicator;
+
+// What a communicator's Requests share with it (plugin_requests.cpp): the
+// plugin requests pending on it, which it ends before it goes (the plugin
+// contract: requests end before comm_destroy), and whether it is gone.
+// Reference-counted: the communicator holds one reference and each pending
+// Request one, so that a Request outliving its communicator finds the host
+// closed rather than freed.
+class RequestHost {
+ public:
+  explicit RequestHost(PluginCommunicator& owner) : owner_(&owner) { live_.reserve(8); }
+  RequestHost(const RequestHost&) = delete;
+  RequestHost& operator=(const RequestHost&) = delete;
+  // The Request of the plugin's pending request r (not null).
+  Request adopt(void* r);
+  // Ends r as PluginCommunicator::end_request does (wait: blocking, else a
+  // test); true when it ended, by completion or failure (the failure is
+  // thrown). Once the communicator is gone: Error(invalid_argument), r
+  // untouched (the communicator ended it).
+  bool end(void* r, bool wait);
+  // A wait of the mesh around several ends (wait_all); none once closed.
+  Fault::Wait outer_wait(const char* what);
+  // The communicator goes: every pending request is ended (waited for,
+  // failures swallowed), then the host is closed.
+  void close() noexcept;
+  void release() noexcept {
+    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
+
+ private:
+  void forget(void* r) noexcept;
+
+  std::atomic<std::size_t> refs_{1};
+  std::mutex mutex_;           // guards owner_ and live_, never held across a plugin call
+  PluginCommunicator* owner_;  // null once closed
+  std::vector<void*> live_;    // the plugin requests pending on owner_
+};
+
 class PluginCommunicator final : public Communicator {
  public:
   PluginCommunicator(const PluginTable& t, void* comm, int rank, int size, std::uint64_t reduce_mask, Fault* fault,
@@ -68,7 +108,15 @@ class PluginCommunicator final : public Communicator {
           (t_.capabilities & DEVMESH_BACKEND_CAP_REVOKE_ANY_THREAD) != 0,
           (t_.capabilities & DEVMESH_BACKEND_CAP_REVOKE_SPREADS) != 0);
   }
-  ~PluginCommunicator() override { t_.comm_destroy(comm_); }
+  // Pending requests end first (a wait each, as a pending Request's
+  // destructor does), then the plugin's communicator goes.
+  ~PluginCommunicator() override {
+    host_->close();
+    host_->release();
+    t_.comm_destroy(comm_);
+  }
+  PluginCommunicator(const PluginCommunicator&) = delete;
+  PluginCommunicator& operator=(const PluginCommunicator&) = delete;
   std::string_view backend() const noexcept override { return t_.name; }
   int rank() const noexcept override { return rank_; }
   int size() const noexcept override { return size_; }
@@ -306,7 +354,29 @@ class PluginCommunicator final : public Communicator {
     if (fault_.present()) throw fault_.failed(std::move(e), group_);
     throw e;
   }
-  Request transfer(void* request) const { return request ? Request(&t_, request) : Request(); }
+  Request transfer(void* request) { return request ? host_->adopt(request) : Request(); }
+  // Ends the plugin's request r (block: its wait, else its test) as call()
+  // runs an operation: a wait of the mesh, for its deadline; a failure
+  // through fail(). On a revoked communicator the plugin's wait still ends
+  // r (promptly: the revoke fails what is pending), then REVOKED. True when
+  // r ended.
+  bool end_request(void* r, bool block) {
+    const char* what = block ? "wait" : "test";
+    const bool revoked = !broken_.empty() || fault_.revoked();
+    int done = 1, rc;
+    if (block || revoked) {
+      const Fault::Wait wait = fault_.wait("a request");
+      rc = t_.wait(r);
+    } else {
+      rc = t_.test(r, &done);
+    }
+    if (revoked) [[unlikely]]
+      refuse_call(false, what);
+    if (rc != DEVMESH_SUCCESS) [[unlikely]]
+      fail(rc, what);
+    return done != 0;
+  }
+  friend class RequestHost;
 
   const PluginTable& t_;
   void* comm_;
@@ -317,6 +387,8 @@ class PluginCommunicator final : public Communicator {
   FaultLink fault_;                        // the mesh's fault state
   MPI_Comm group_;                         // the dim's MPI communicator
   std::atomic<bool> revoked_here_{false};  // this rank called the plugin's revoke
+  // The requests pending on it, which it holds one reference of.
+  RequestHost* host_ = new RequestHost(*this);
 };
 
 }  // namespace devmesh::detail

@@ -30,6 +30,11 @@ KIND:
                 communicator of devmesh's, with rank 1's failure where it is
                 shared over MPI_COMM_WORLD), and every second call made the
                 right mesh.
+  requests      PROGRAM is request_fault.cpp, ARGS kill, N at least 3: the
+                last rank dies while the others wait on an irecv from it and
+                on the started collectives the backend has; every survivor
+                reports, each wait ended with proc_failed or revoked within
+                10 s.
   elastic       an elastic example (HSDP replicate=4 x shard=2, rank 5 killed
                 mid-run), N = 8: the 6 ranks of the 3 whole replicas finish
                 with correct parameters on a (3, 2) mesh, rank 4 (the dead
@@ -289,6 +294,19 @@ def create_fails(mpiexec, ranks, program, args):
     return 1 if missing else 0
 
 
+def requests(mpiexec, ranks, program, args):
+    survivors = ranks - 1
+    text = run_survivors(mpiexec, ranks, [program] + args, survivors, r"^rank [0-9]+: .*ended in")
+    print(text, end="")
+    ok = re.findall(r"^rank ([0-9]+): ((?:[a-z]+ (?:proc_failed|revoked), )+)started [0-9]+ collective\(s\), "
+                    r"ended in [0-9.]+ s ok$", text, re.M)
+    if len({r for r, _ in ok}) != survivors or "FAIL" in text:
+        print(f"FAIL: {len(ok)} of {survivors} survivors reported every wait ended with proc_failed or revoked")
+        return 1
+    print("ok: every survivor's waits ended with proc_failed or revoked")
+    return 0
+
+
 def judge_elastic(text):
     correct = len(re.findall(r"^rank [0-9]+: finished 10 steps on a \(3, 2\) mesh after 1 shrink\(s\), "
                              r"parameters correct$", text, re.M))
@@ -307,12 +325,12 @@ def elastic(mpiexec, ranks, program, args):
 
 
 def main():
-    kinds = {"hsdp": hsdp, "create-fails": create_fails, "elastic": elastic}
+    kinds = {"hsdp": hsdp, "create-fails": create_fails, "requests": requests, "elastic": elastic}
     if len(sys.argv) == 3 and sys.argv[1] == "judge-elastic":
         with open(sys.argv[2], errors="replace") as f:
             sys.exit(judge_elastic(f.read()))
     if len(sys.argv) < 5 or sys.argv[1] not in kinds:
-        sys.exit("usage: run_fault.py {hsdp|create-fails|elastic} MPIEXEC N PROGRAM [ARGS...]\n"
+        sys.exit("usage: run_fault.py {hsdp|create-fails|requests|elastic} MPIEXEC N PROGRAM [ARGS...]\n"
                  "       run_fault.py judge-elastic FILE")
     kind, mpiexec, ranks, program, args = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5:]
     sys.exit(kinds[kind](mpiexec, ranks, program, args))
