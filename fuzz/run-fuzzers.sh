@@ -7,6 +7,12 @@
 #   fuzz_view        view operations against a brute-force reference
 #   fuzz_layout      the layout algebra against brute force
 #   fuzz_plan_args   devmesh-plan's command line, in-process
+#   fuzz_gate        the C API's variable-size collectives against a
+#                    brute-force reference of the argument gate; it links
+#                    libdevmesh and MPI (MPICH's pkg-config), so it runs only
+#                    with DEVMESH_FUZZ_CAPI_BUILD set to a meson build
+#                    directory holding lib/libdevmesh.so (also run as seeded
+#                    random inputs by the test capi-fuzz-gate)
 #
 # Every committed seed runs first (regression inputs of fixed bugs are among
 # them). A crash, sanitizer report, reference mismatch, leak, timeout
@@ -95,4 +101,25 @@ for t in "${targets[@]}"; do
     echo "run-fuzzers: $t ok: ${execs:-?} executions in ${seconds}s ($seeds seeds, ${cov:-cov: ?} edges)"
   fi
 done
+# --- fuzz_gate, over a built libdevmesh (optional) ---------------------------------
+if [ -n "${DEVMESH_FUZZ_CAPI_BUILD:-}" ]; then
+  lib=$(cd "$DEVMESH_FUZZ_CAPI_BUILD" && pwd)
+  t=fuzz_gate
+  mkdir -p "$build/corpus/$t" "$build/artifacts/$t" "$build/scratch/$t" "$root/fuzz/corpus/$t"
+  # shellcheck disable=SC2046,SC2086
+  $cxx $flags -fsanitize=fuzzer -I"$root/include" -I"$lib/include" $(pkg-config --cflags mpich) \
+    "$root/fuzz/$t.cpp" -o "$build/$t" -L"$lib/lib" -ldevmesh $(pkg-config --libs mpich) -Wl,-rpath,"$lib/lib"
+  rc=0
+  # Leaks are MPI's (MPI_Init without MPI_Finalize in a fuzz target).
+  (cd "$build/scratch/$t" && ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+     "$build/$t" -max_total_time="$seconds" -timeout=60 -rss_limit_mb=2048 -print_final_stats=1 \
+       -artifact_prefix="$build/artifacts/$t/" "$build/corpus/$t" "$root/fuzz/corpus/$t" >"$build/$t.log" 2>&1) || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    echo "run-fuzzers: $t FAILED (exit $rc); log $build/$t.log" >&2
+    grep -E 'reference mismatch|ERROR:|SUMMARY:|runtime error' "$build/$t.log" | head -20 >&2 || true
+    failed+=("$t")
+  else
+    echo "run-fuzzers: $t ok: $(sed -n 's/^stat::number_of_executed_units: *//p' "$build/$t.log" | tail -1) executions"
+  fi
+fi
 [ ${#failed[@]} -eq 0 ] || { echo "run-fuzzers: failed: ${failed[*]}" >&2; exit 1; }
