@@ -207,7 +207,11 @@ class DEVMESH_API Communicator {
   // (sdispls[root]); reduce at the root send == recv; reduce_scatterv
   // send == recv. Whether counts agree across ranks (sendcounts[j] on i ==
   // recvcounts[i] on j) is not checked: that needs communication; the
-  // backend reports what it sees (MPI: a truncation error, Error(backend)).
+  // backend reports what it sees (MPI: a truncation error, Error(backend)
+  // under a parent whose handler returns errors). A count the backend cannot
+  // pass on (MPI without large-count calls: over 2^31-1) is refused on the
+  // rank that has it alone (Error(unsupported)); its peers wait, as for any
+  // collective a member does not enter (bounded by the mesh's deadline).
   // A backend without the operation throws Error(unsupported) naming it.
 
   // Block r of send (sendcounts[r] elements at sdispls[r]) goes to rank r,

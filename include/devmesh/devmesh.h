@@ -803,7 +803,13 @@ DEVMESH_C_API int devmesh_sendrecv(devmesh_t mesh, const char *dim, const void *
  * reduce_scatterv sendbuf == recvbuf (the result at the start).
  * Whether counts agree across ranks (sendcounts[j] on rank i ==
  * recvcounts[i] on rank j) is not checked, as that needs communication: the
- * backend reports what it sees (MPI: a truncation, BACKEND).
+ * backend reports what it sees (MPI: a truncation, BACKEND where the
+ * parent's error handler returns errors; MPI's default handler aborts, as
+ * for the program's own calls on the dim's communicator). A count or
+ * displacement the backend cannot pass on (MPI without large-count calls:
+ * over 2^31-1) is refused on the rank that has it alone (UNSUPPORTED): its
+ * peers wait, as for any collective a member does not enter (bounded by
+ * the mesh's deadline).
  * Errors (checked before any communication; recvbuf then untouched): a
  * NULL count or displacement array that is read, a NULL buffer with a
  * block of count > 0, a displacement plus count or a byte size that

@@ -145,8 +145,9 @@ std::string v4_problem(const devmesh_backend_v4_t* v4) {
   // Their requests are ended by test and wait, which come with NONBLOCKING.
   const bool nonblocking = (caps & DEVMESH_BACKEND_CAP_NONBLOCKING) != 0;
   if (problem.empty() && !nonblocking && (caps & DEVMESH_BACKEND_CAP_NONBLOCKING_COLLECTIVES))
-    problem = "it states DEVMESH_BACKEND_CAP_NONBLOCKING_COLLECTIVES (iallreduce, iallgather, ireduce_scatter, "
-              "ibroadcast, ialltoall, ibarrier) without DEVMESH_BACKEND_CAP_NONBLOCKING (test and wait)";
+    problem =
+        "it states DEVMESH_BACKEND_CAP_NONBLOCKING_COLLECTIVES (iallreduce, iallgather, ireduce_scatter, "
+        "ibroadcast, ialltoall, ibarrier) without DEVMESH_BACKEND_CAP_NONBLOCKING (test and wait)";
   if (problem.empty() && !nonblocking && (caps & DEVMESH_BACKEND_CAP_BATCH))
     problem = "it states DEVMESH_BACKEND_CAP_BATCH (batch) without DEVMESH_BACKEND_CAP_NONBLOCKING (test and wait)";
   return problem;
