@@ -85,9 +85,9 @@ struct Checker {
 // One ep rank's view of the exchange: the tokens it sends, sorted by
 // destination ep rank and expert, and what it receives from each source.
 struct Plan {
-  std::vector<int> order;                 // token indices sorted by expert
+  std::vector<int> order;                                             // token indices sorted by expert
   std::vector<std::size_t> sendcounts, sdispls, recvcounts, rdispls;  // in numbers
-  std::size_t recv_size = 0;             // receive buffer length, gaps included
+  std::size_t recv_size = 0;                                          // receive buffer length, gaps included
 };
 
 // Packed send side from the routing; the receive side from the counts
@@ -145,8 +145,8 @@ std::vector<double> reference_output(int g, int experts) {
 // Gathers every member's output over comm (a dim of the mesh, members in
 // the order of group) with allgatherv, the counts first exchanged with
 // allgather, and checks both against the reference of every member.
-void gather_and_check(Communicator& comm, const std::vector<int>& group, const std::vector<double>& y,
-                      int experts, const char* what, Checker& check) {
+void gather_and_check(Communicator& comm, const std::vector<int>& group, const std::vector<double>& y, int experts,
+                      const char* what, Checker& check) {
   const std::uint64_t mine = y.size();
   std::vector<std::uint64_t> counts(group.size());
   comm.allgather(&mine, counts.data(), 1, DataType::uint64);
@@ -164,8 +164,7 @@ void gather_and_check(Communicator& comm, const std::vector<int>& group, const s
   std::vector<double> all(off, sentinel);
   comm.allgatherv(y.data(), y.size(), all.data(), rc, rd, DataType::float64);
   if (all.size() != want.size()) {
-    std::fprintf(stderr, "rank %d: %s gathered %zu numbers, expected %zu\n", check.rank, what, all.size(),
-                 want.size());
+    std::fprintf(stderr, "rank %d: %s gathered %zu numbers, expected %zu\n", check.rank, what, all.size(), want.size());
     ++check.bad;
     return;
   }
@@ -199,8 +198,8 @@ Step moe_step(const devmesh::Mesh& mesh, const devmesh::Mesh& tp_ep, int world_r
   std::vector<double> recv(p.recv_size, sentinel), recv_started(p.recv_size, sentinel);
   ep_comm.alltoallv(send.data(), p.sendcounts, p.sdispls, recv.data(), p.recvcounts, p.rdispls, DataType::float64);
   // The same exchange started, with the reference computed meanwhile.
-  Request r = ep_comm.ialltoallv(send.data(), p.sendcounts, p.sdispls, recv_started.data(), p.recvcounts,
-                                 p.rdispls, DataType::float64);
+  Request r = ep_comm.ialltoallv(send.data(), p.sendcounts, p.sdispls, recv_started.data(), p.recvcounts, p.rdispls,
+                                 DataType::float64);
   const std::vector<double> want = reference_dispatch(ep_group, me, experts);
   r.wait();
   check.expect(static_cast<double>(recv.size()), static_cast<double>(want.size()), "dispatch size", 0);

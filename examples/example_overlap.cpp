@@ -114,8 +114,8 @@ int buckets(Communicator& world, int world_rank, int& polls) {
   std::vector<Request> inflight;
   for (int b = 0; b < n_buckets; ++b) {
     bucket[b].assign(mib / n_buckets, static_cast<float>((world.rank() + 1) * (b + 1)));
-    inflight.push_back(world.iallreduce(bucket[b].data(), bucket[b].data(), bucket[b].size(), DataType::float32,
-                                        ReduceOp::sum));
+    inflight.push_back(
+        world.iallreduce(bucket[b].data(), bucket[b].data(), bucket[b].size(), DataType::float32, ReduceOp::sum));
   }
   Request::wait_all(inflight);
   for (int b = 0; b < n_buckets; ++b) {
@@ -144,12 +144,16 @@ int main(int argc, char** argv) {
     int failures = example::report(mesh, mesh.names(), MPI_COMM_WORLD, "overlap mesh (dp, fsdp):");
 
     const int loop_bad = layer_loop(mesh.communicator("fsdp"), mesh.group("fsdp"), rank);
-    example::say(MPI_COMM_WORLD, "%d layers of %zu parameters per fsdp rank, fsdp on %s: prefetch by iallgather "
-                 "and gradients by ireduce_scatter during compute\n", layers, shard, backend.c_str());
+    example::say(MPI_COMM_WORLD,
+                 "%d layers of %zu parameters per fsdp rank, fsdp on %s: prefetch by iallgather "
+                 "and gradients by ireduce_scatter during compute\n",
+                 layers, shard, backend.c_str());
     int polls = 0;
     const int bucket_bad = buckets(all.communicator(), rank, polls);
-    example::say(MPI_COMM_WORLD, "1 MiB iallreduce over all %d ranks finished after %d polls of test() on rank "
-                 "0; four in-place buckets finished by wait_all\n", world, polls);
+    example::say(MPI_COMM_WORLD,
+                 "1 MiB iallreduce over all %d ranks finished after %d polls of test() on rank "
+                 "0; four in-place buckets finished by wait_all\n",
+                 world, polls);
     failures += loop_bad + bucket_bad;
     int wrong[2] = {loop_bad, bucket_bad}, total[2] = {0, 0};
     MPI_Allreduce(wrong, total, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -142,7 +142,8 @@ int main(int argc, char** argv) {
       const bench::Rounds r = bench::run_rounds(methods, o.batches, o.batch_seconds, raw, 2);
       const std::string head = "alltoallv\tbytes=" + std::to_string(bytes) + "\tranks=" + std::to_string(p) +
                                "\titers=" + std::to_string(r.iters);
-      for (std::size_t m = 0; m < methods.size(); ++m) bench::print_row(head + "\tmethod=" + methods[m].name, r.times[m]);
+      for (std::size_t m = 0; m < methods.size(); ++m)
+        bench::print_row(head + "\tmethod=" + methods[m].name, r.times[m]);
       bench::print_row(head + "\tmethod=paired_ratio", bench::paired(r.times[0], r.times[2]));
       bench::print_row(head + "\tmethod=capi_paired_ratio", bench::paired(r.times[1], r.times[2]));
       bench::print_row(head + "\tmethod=i_paired_ratio", bench::paired(r.times[3], r.times[4]));

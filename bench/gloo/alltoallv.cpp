@@ -102,7 +102,8 @@ int main(int argc, char** argv) {
       const bench::Rounds r = bench::run_rounds(methods, batches, batch_seconds, mesh.comm(), 1);
       const std::string head = "gloo_alltoallv\tbytes=" + std::to_string(bytes) + "\tranks=" + std::to_string(p) +
                                "\titers=" + std::to_string(r.iters);
-      for (std::size_t m = 0; m < methods.size(); ++m) bench::print_row(head + "\tmethod=" + methods[m].name, r.times[m]);
+      for (std::size_t m = 0; m < methods.size(); ++m)
+        bench::print_row(head + "\tmethod=" + methods[m].name, r.times[m]);
       bench::print_row(head + "\tmethod=paired_ratio", bench::paired(r.times[0], r.times[1]));
       bench::print_row(head + "\tmethod=paired_diff", bench::difference(r.times[0], r.times[1]));
     }

@@ -152,14 +152,15 @@ int main(int argc, char** argv) {
         compute();
         MPI_Wait(&r, MPI_STATUS_IGNORE);
       };
-      const std::vector<bench::Method> methods = {{"comm", comm},         {"compute", compute},
-                                                  {"sequential", sequential}, {"overlapped", overlapped},
-                                                  {"polled", polled},     {"mpi", mpi}};
+      const std::vector<bench::Method> methods = {
+          {"comm", comm},     {"compute", compute}, {"sequential", sequential}, {"overlapped", overlapped},
+          {"polled", polled}, {"mpi", mpi}};
       const bench::Rounds r = bench::run_rounds(methods, o.batches, o.batch_seconds, raw, 2);
       const std::string head = "overlap\tmpi=" + o.label + "\tbytes=" + std::to_string(bytes) +
                                "\tranks=" + std::to_string(p) + "\titers=" + std::to_string(r.iters) +
                                "\tsweeps=" + std::to_string(sweeps);
-      for (std::size_t m = 0; m < methods.size(); ++m) bench::print_row(head + "\tmethod=" + methods[m].name, r.times[m]);
+      for (std::size_t m = 0; m < methods.size(); ++m)
+        bench::print_row(head + "\tmethod=" + methods[m].name, r.times[m]);
       bench::print_row(head + "\tmethod=overlap", overlap(r, 2, 3));
       bench::print_row(head + "\tmethod=polled_overlap", overlap(r, 2, 4));
       bench::print_row(head + "\tmethod=mpi_overlap", overlap(r, 2, 5));

@@ -22,7 +22,7 @@ struct Method {
 };
 
 struct Rounds {
-  int iters = 1;                          // calls per batch
+  int iters = 1;                           // calls per batch
   std::vector<std::vector<double>> times;  // per method, the slowest rank's seconds per call, one per round
 };
 

@@ -142,8 +142,8 @@ static int global_values(const grid_t *g, int kind, double *data, int fill, cons
           *at = want;
         } else if (*at != want) {
           if (bad++ < 3)
-            fprintf(stderr, "(%d,%d) N=%d %s: element (%d,%d,%d) = %g, expected %g\n", g->r, g->c, g->n, what,
-                    v[0], v[1], v[2], *at, want);
+            fprintf(stderr, "(%d,%d) N=%d %s: element (%d,%d,%d) = %g, expected %g\n", g->r, g->c, g->n, what, v[0],
+                    v[1], v[2], *at, want);
         }
       }
   return bad;
@@ -206,9 +206,10 @@ int main(int argc, char **argv) {
   int any = 0;
   MPI_Allreduce(&failures, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0)
-    printf("(%d,%d) mesh, col=%s, row=mpi: N = 5 and 7, X->Y (col), Y->Z (row), Z->Y, Y->X with "
-           "devmesh_alltoallv: %s\n",
-           shape[0], shape[1], backend, any ? "WRONG ELEMENTS" : "every element matches its global index");
+    printf(
+        "(%d,%d) mesh, col=%s, row=mpi: N = 5 and 7, X->Y (col), Y->Z (row), Z->Y, Y->X with "
+        "devmesh_alltoallv: %s\n",
+        shape[0], shape[1], backend, any ? "WRONG ELEMENTS" : "every element matches its global index");
   devmesh_destroy(&g.mesh);
   MPI_Finalize();
   return any ? 1 : 0;
