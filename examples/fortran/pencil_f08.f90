@@ -91,16 +91,16 @@ contains
     type(box), intent(in) :: s, b
     real(c_double), intent(inout) :: data(:), packed(:)
     logical, intent(in) :: to_packed
-    integer :: v(3), k
+    integer :: ix, iy, iz, k
     k = 0
-    do v(3) = s%lo(3), s%hi(3) - 1
-      do v(2) = s%lo(2), s%hi(2) - 1
-        do v(1) = s%lo(1), s%hi(1) - 1
+    do iz = s%lo(3), s%hi(3) - 1
+      do iy = s%lo(2), s%hi(2) - 1
+        do ix = s%lo(1), s%hi(1) - 1
           k = k + 1
           if (to_packed) then
-            packed(k) = data(offset(b, v))
+            packed(k) = data(offset(b, [ix, iy, iz]))
           else
-            data(offset(b, v)) = packed(k)
+            data(offset(b, [ix, iy, iz])) = packed(k)
           end if
         end do
       end do
@@ -242,13 +242,14 @@ contains
     logical, intent(in) :: fill
     character(len=*), intent(in) :: what
     type(box) :: b
-    integer :: v(3)
+    integer :: ix, iy, iz, v(3)
     real(c_double) :: want
     b = pencil(kind, n, pr, pc, r, c)
     bad = 0
-    do v(3) = b%lo(3), b%hi(3) - 1
-      do v(2) = b%lo(2), b%hi(2) - 1
-        do v(1) = b%lo(1), b%hi(1) - 1
+    do iz = b%lo(3), b%hi(3) - 1
+      do iy = b%lo(2), b%hi(2) - 1
+        do ix = b%lo(1), b%hi(1) - 1
+          v = [ix, iy, iz]
           want = 1 + v(1) + real(n, c_double) * (v(2) + real(n, c_double) * v(3))
           if (fill) then
             data(offset(b, v)) = want
