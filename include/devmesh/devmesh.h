@@ -48,7 +48,14 @@
  *                              flattened view (all members of the root for a
  *                              root view), the first time only
  *   devmesh_allreduce, devmesh_allgather, devmesh_reduce_scatter,
- *   devmesh_broadcast, devmesh_alltoall, devmesh_barrier
+ *   devmesh_broadcast, devmesh_alltoall, devmesh_barrier,
+ *   devmesh_alltoallv, devmesh_allgatherv, devmesh_reduce_scatterv,
+ *   devmesh_gather, devmesh_gatherv, devmesh_scatter, devmesh_scatterv,
+ *   devmesh_reduce, devmesh_iallreduce, devmesh_iallgather,
+ *   devmesh_ireduce_scatter, devmesh_ibroadcast, devmesh_ialltoall,
+ *   devmesh_ibarrier, devmesh_ialltoallv, devmesh_iallgatherv,
+ *   devmesh_ireduce_scatterv, devmesh_igather, devmesh_igatherv,
+ *   devmesh_iscatter, devmesh_iscatterv, devmesh_ireduce
  *                              collective over the caller's group along dim
  *                              (the first call on a dim also creates its
  *                              communicator, as devmesh_comm)
@@ -56,8 +63,9 @@
  *                              collective over the surviving members of the
  *                              root (a fault-tolerant mesh)
  *   everything else            not collective (devmesh_send, devmesh_recv,
- *                              devmesh_isend, devmesh_irecv and
- *                              devmesh_sendrecv: between the ranks named)
+ *                              devmesh_isend, devmesh_irecv,
+ *                              devmesh_sendrecv and devmesh_batch: between
+ *                              the ranks named)
  *
  * Fortran: the module devmesh (lib/fortran, docs/FORTRAN.md) binds every
  * function here; it reaches the functions taking MPI handles through
@@ -703,8 +711,14 @@ DEVMESH_C_API int devmesh_recv(devmesh_t mesh, const char *dim, void *buffer, si
 
 /* ---- non-blocking point to point and sendrecv over a dim ------------------ */
 
-/* A pending devmesh_isend/devmesh_irecv (MPI_Request's counterpart).
- * DEVMESH_REQUEST_NULL is a request that is already complete. */
+/* A pending operation started by devmesh_isend, devmesh_irecv,
+ * devmesh_batch or a devmesh_i* collective (MPI_Request's counterpart).
+ * DEVMESH_REQUEST_NULL is a request that is already complete. Like a
+ * devmesh_t it is a token checked in a table of the pending ones, never
+ * an address: a request ended already (a stale copy of one that was
+ * waited), or a value devmesh never returned, gives INVALID_ARGUMENT
+ * ("request already ended") to devmesh_wait, devmesh_test and
+ * devmesh_waitall, without reading memory through it. */
 typedef struct devmesh_request_s *devmesh_request_t;
 #define DEVMESH_REQUEST_NULL ((devmesh_request_t)0)
 
@@ -736,18 +750,25 @@ DEVMESH_C_API int devmesh_irecv(devmesh_t mesh, const char *dim, void *buffer, s
  * (also when the transfer failed: BACKEND, the buffer then undefined).
  * *request DEVMESH_REQUEST_NULL: returns at once.
  * Not collective.
- * Errors: request NULL -> INVALID_ARGUMENT. */
+ * Errors: request NULL -> INVALID_ARGUMENT; *request ended already (or
+ * never made by devmesh) -> INVALID_ARGUMENT "request already ended",
+ * *request untouched; the operation's failure as its call's (BACKEND,
+ * PROC_FAILED, REVOKED, TIMEOUT). */
 DEVMESH_C_API int devmesh_wait(devmesh_request_t *request);
 /* *done = 1 and *request = DEVMESH_REQUEST_NULL when *request is done (or
  * was DEVMESH_REQUEST_NULL), else *done = 0 and *request stays pending;
  * never blocks. A failed transfer: BACKEND, *request NULL.
  * Not collective.
- * Errors: request or done NULL -> INVALID_ARGUMENT. */
+ * Errors: request or done NULL -> INVALID_ARGUMENT; *request ended
+ * already -> INVALID_ARGUMENT "request already ended", as devmesh_wait. */
 DEVMESH_C_API int devmesh_test(devmesh_request_t *request, int *done);
 /* devmesh_wait on requests[0..n-1] in turn; every request ends (and is set
  * to DEVMESH_REQUEST_NULL) even when one fails, whose status is returned
  * (the first failure's).
  * Not collective.
+ * An entry ended already (or never made by devmesh) is left as it is and
+ * reported as devmesh_wait reports it, naming its index; the others still
+ * end.
  * Errors: n < 0, or requests NULL with n > 0 -> INVALID_ARGUMENT. */
 DEVMESH_C_API int devmesh_waitall(int n, devmesh_request_t requests[]);
 /* Sends sendcount elements of sendtype to local rank dest and receives
@@ -760,6 +781,202 @@ DEVMESH_C_API int devmesh_waitall(int n, devmesh_request_t requests[]);
  * buffers), and recvbuf untouched. */
 DEVMESH_C_API int devmesh_sendrecv(devmesh_t mesh, const char *dim, const void *sendbuf, size_t sendcount, int sendtype,
                                    int dest, void *recvbuf, size_t recvcount, int recvtype, int source, void *stream);
+
+/* ---- variable-size and rooted collectives over a dim ------------------------ */
+
+/* As the collectives above (dim, datatype, op, stream, the first call
+ * creating the dim's communicator, errors), with per-rank blocks: count
+ * and displacement arrays hold size(dim) entries, elements of datatype
+ * (displacements are 0-based element offsets into the buffer, as MPI's);
+ * blocks may come in any order, with gaps the call leaves untouched. An
+ * array the call does not read may be NULL: the send arrays of an in-place
+ * devmesh_alltoallv, and root-only arguments (marked "at root") on the
+ * other ranks. Roots are local ranks of the group; every member passes the
+ * same root. The arrays are read during the call only (an i-form's may be
+ * reused as soon as it returns).
+ * In place, as MPI_IN_PLACE allows: alltoallv sendbuf == recvbuf (the send
+ * arrays ignored; block r is recvcounts[r] at rdispls[r]); allgatherv
+ * sendbuf == recvbuf + rdispls[rank]; gather at the root sendbuf ==
+ * recvbuf + root * count, gatherv sendbuf == recvbuf + rdispls[root];
+ * scatter at the root recvbuf == sendbuf + root * count, scatterv recvbuf
+ * == sendbuf + sdispls[root]; reduce at the root sendbuf == recvbuf;
+ * reduce_scatterv sendbuf == recvbuf (the result at the start).
+ * Whether counts agree across ranks (sendcounts[j] on rank i ==
+ * recvcounts[i] on rank j) is not checked, as that needs communication: the
+ * backend reports what it sees (MPI: a truncation, BACKEND).
+ * Errors (checked before any communication; recvbuf then untouched): a
+ * NULL count or displacement array that is read, a NULL buffer with a
+ * block of count > 0, a displacement plus count or a byte size that
+ * overflows size_t, or that passes the end of the address space, a local
+ * count that disagrees with another (alltoallv sendcounts[rank] !=
+ * recvcounts[rank], allgatherv recvcounts[rank] != sendcount, gatherv at
+ * the root recvcounts[root] != sendcount, scatterv at the root
+ * sendcounts[root] != recvcount), a root outside the group, an unknown
+ * datatype or op -> INVALID_ARGUMENT naming it (and the rank of a bad
+ * entry); a backend without the operation -> UNSUPPORTED naming it; the
+ * backend failing -> BACKEND (PROC_FAILED, REVOKED, TIMEOUT on a
+ * fault-tolerant mesh), recvbuf then undefined. */
+
+/* Block r of sendbuf (sendcounts[r] elements at sdispls[r]) goes to local
+ * rank r, landing there at recvbuf + rdispls[rank] (recvcounts[rank]
+ * elements): MPI_Alltoallv. In place: sendbuf == recvbuf (sendcounts and
+ * sdispls then ignored, and may be NULL).
+ * Collective over the caller's group along dim. */
+DEVMESH_C_API int devmesh_alltoallv(devmesh_t mesh, const char *dim, const void *sendbuf, const size_t sendcounts[],
+                                    const size_t sdispls[], void *recvbuf, const size_t recvcounts[],
+                                    const size_t rdispls[], int datatype, void *stream);
+/* sendbuf (sendcount elements) of local rank r lands at recvbuf +
+ * rdispls[r] of every member (recvcounts[r] elements): MPI_Allgatherv;
+ * recvcounts[rank] must equal sendcount. In place: sendbuf == recvbuf +
+ * rdispls[rank].
+ * Collective over the caller's group along dim. */
+DEVMESH_C_API int devmesh_allgatherv(devmesh_t mesh, const char *dim, const void *sendbuf, size_t sendcount,
+                                     void *recvbuf, const size_t recvcounts[], const size_t rdispls[], int datatype,
+                                     void *stream);
+/* MPI_Reduce_scatter: sendbuf holds the blocks packed (block r has
+ * recvcounts[r] elements, no displacements); recvbuf (recvcounts[rank]
+ * elements) = op over the group of block rank. In place: sendbuf ==
+ * recvbuf, the result at the start.
+ * Collective over the caller's group along dim. */
+DEVMESH_C_API int devmesh_reduce_scatterv(devmesh_t mesh, const char *dim, const void *sendbuf, void *recvbuf,
+                                          const size_t recvcounts[], int datatype, int op, void *stream);
+/* At root: recvbuf[r*count + i] = sendbuf[i] of local rank r (recvbuf at
+ * root only, may be NULL elsewhere). In place at the root: sendbuf ==
+ * recvbuf + root * count.
+ * Collective over the caller's group along dim. */
+DEVMESH_C_API int devmesh_gather(devmesh_t mesh, const char *dim, const void *sendbuf, void *recvbuf, size_t count,
+                                 int datatype, int root, void *stream);
+/* At root: sendbuf (sendcount elements) of local rank r lands at recvbuf +
+ * rdispls[r] (recvcounts[r] elements; recvbuf, recvcounts and rdispls at
+ * root). In place at the root: sendbuf == recvbuf + rdispls[root].
+ * Collective over the caller's group along dim. */
+DEVMESH_C_API int devmesh_gatherv(devmesh_t mesh, const char *dim, const void *sendbuf, size_t sendcount,
+                                  void *recvbuf, const size_t recvcounts[], const size_t rdispls[], int datatype,
+                                  int root, void *stream);
+/* recvbuf[i] = sendbuf[rank*count + i] of root, i < count (sendbuf at root
+ * only). In place at the root: recvbuf == sendbuf + root * count.
+ * Collective over the caller's group along dim. */
+DEVMESH_C_API int devmesh_scatter(devmesh_t mesh, const char *dim, const void *sendbuf, void *recvbuf, size_t count,
+                                  int datatype, int root, void *stream);
+/* recvbuf (recvcount elements) = root's block rank: sendcounts[rank]
+ * elements at sendbuf + sdispls[rank] (sendbuf, sendcounts and sdispls at
+ * root). In place at the root: recvbuf == sendbuf + sdispls[root].
+ * Collective over the caller's group along dim. */
+DEVMESH_C_API int devmesh_scatterv(devmesh_t mesh, const char *dim, const void *sendbuf, const size_t sendcounts[],
+                                   const size_t sdispls[], void *recvbuf, size_t recvcount, int datatype, int root,
+                                   void *stream);
+/* At root: recvbuf[i] = op over the group of sendbuf[i], i < count
+ * (recvbuf at root only, may be NULL elsewhere). In place at the root:
+ * sendbuf == recvbuf.
+ * Collective over the caller's group along dim. */
+DEVMESH_C_API int devmesh_reduce(devmesh_t mesh, const char *dim, const void *sendbuf, void *recvbuf, size_t count,
+                                 int datatype, int op, int root, void *stream);
+
+/* ---- started (non-blocking) collectives over a dim ------------------------ */
+
+/* devmesh_i<name> starts devmesh_<name>: the blocking call's arguments,
+ * then request; *request is written only on success (DEVMESH_REQUEST_NULL
+ * when the operation is already complete). The request ends with
+ * devmesh_wait, devmesh_test reporting done or devmesh_waitall, which
+ * report the operation's failures; results equal the blocking call's.
+ * Until then the buffers are the operation's (do not change sendbuf nor
+ * touch recvbuf); count and displacement arrays may be reused as soon as
+ * the call returns. Every member starts the same collectives on a dim in
+ * the same order, blocking ones included. NCCL: enqueued on stream, the
+ * request completing when the stream has run it. A request must end before
+ * the mesh's communicators go (devmesh_destroy of the root's last handle).
+ * Errors: those of the blocking call, checked before any communication
+ * (*request then untouched); request NULL -> INVALID_ARGUMENT; a backend
+ * without started collectives -> UNSUPPORTED naming the call. */
+
+/* Starts devmesh_allreduce.
+ * Collective over the caller's group along dim. */
+DEVMESH_C_API int devmesh_iallreduce(devmesh_t mesh, const char *dim, const void *sendbuf, void *recvbuf,
+                                     size_t count, int datatype, int op, void *stream, devmesh_request_t *request);
+/* Starts devmesh_allgather.
+ * Collective over the caller's group along dim. */
+DEVMESH_C_API int devmesh_iallgather(devmesh_t mesh, const char *dim, const void *sendbuf, void *recvbuf,
+                                     size_t count, int datatype, void *stream, devmesh_request_t *request);
+/* Starts devmesh_reduce_scatter.
+ * Collective over the caller's group along dim. */
+DEVMESH_C_API int devmesh_ireduce_scatter(devmesh_t mesh, const char *dim, const void *sendbuf, void *recvbuf,
+                                          size_t count, int datatype, int op, void *stream,
+                                          devmesh_request_t *request);
+/* Starts devmesh_broadcast.
+ * Collective over the caller's group along dim. */
+DEVMESH_C_API int devmesh_ibroadcast(devmesh_t mesh, const char *dim, void *buffer, size_t count, int datatype,
+                                     int root, void *stream, devmesh_request_t *request);
+/* Starts devmesh_alltoall.
+ * Collective over the caller's group along dim. */
+DEVMESH_C_API int devmesh_ialltoall(devmesh_t mesh, const char *dim, const void *sendbuf, void *recvbuf,
+                                    size_t count, int datatype, void *stream, devmesh_request_t *request);
+/* Starts devmesh_barrier: the request completes when every member of the
+ * group has started it.
+ * Collective over the caller's group along dim. */
+DEVMESH_C_API int devmesh_ibarrier(devmesh_t mesh, const char *dim, void *stream, devmesh_request_t *request);
+/* Starts devmesh_alltoallv.
+ * Collective over the caller's group along dim. */
+DEVMESH_C_API int devmesh_ialltoallv(devmesh_t mesh, const char *dim, const void *sendbuf, const size_t sendcounts[],
+                                     const size_t sdispls[], void *recvbuf, const size_t recvcounts[],
+                                     const size_t rdispls[], int datatype, void *stream, devmesh_request_t *request);
+/* Starts devmesh_allgatherv.
+ * Collective over the caller's group along dim. */
+DEVMESH_C_API int devmesh_iallgatherv(devmesh_t mesh, const char *dim, const void *sendbuf, size_t sendcount,
+                                      void *recvbuf, const size_t recvcounts[], const size_t rdispls[], int datatype,
+                                      void *stream, devmesh_request_t *request);
+/* Starts devmesh_reduce_scatterv.
+ * Collective over the caller's group along dim. */
+DEVMESH_C_API int devmesh_ireduce_scatterv(devmesh_t mesh, const char *dim, const void *sendbuf, void *recvbuf,
+                                           const size_t recvcounts[], int datatype, int op, void *stream,
+                                           devmesh_request_t *request);
+/* Starts devmesh_gather.
+ * Collective over the caller's group along dim. */
+DEVMESH_C_API int devmesh_igather(devmesh_t mesh, const char *dim, const void *sendbuf, void *recvbuf, size_t count,
+                                  int datatype, int root, void *stream, devmesh_request_t *request);
+/* Starts devmesh_gatherv.
+ * Collective over the caller's group along dim. */
+DEVMESH_C_API int devmesh_igatherv(devmesh_t mesh, const char *dim, const void *sendbuf, size_t sendcount,
+                                   void *recvbuf, const size_t recvcounts[], const size_t rdispls[], int datatype,
+                                   int root, void *stream, devmesh_request_t *request);
+/* Starts devmesh_scatter.
+ * Collective over the caller's group along dim. */
+DEVMESH_C_API int devmesh_iscatter(devmesh_t mesh, const char *dim, const void *sendbuf, void *recvbuf, size_t count,
+                                   int datatype, int root, void *stream, devmesh_request_t *request);
+/* Starts devmesh_scatterv.
+ * Collective over the caller's group along dim. */
+DEVMESH_C_API int devmesh_iscatterv(devmesh_t mesh, const char *dim, const void *sendbuf, const size_t sendcounts[],
+                                    const size_t sdispls[], void *recvbuf, size_t recvcount, int datatype, int root,
+                                    void *stream, devmesh_request_t *request);
+/* Starts devmesh_reduce.
+ * Collective over the caller's group along dim. */
+DEVMESH_C_API int devmesh_ireduce(devmesh_t mesh, const char *dim, const void *sendbuf, void *recvbuf, size_t count,
+                                  int datatype, int op, int root, void *stream, devmesh_request_t *request);
+
+/* ---- batched point to point over a dim -------------------------------------- */
+
+/* One send or receive of devmesh_batch. */
+typedef struct devmesh_p2p_s {
+  int send;         /* nonzero: send buffer to peer; 0: receive buffer from peer */
+  int peer;         /* a local rank of the group, or MPI_PROC_NULL (the entry does nothing) */
+  void *buffer;     /* read (send) or written (receive) */
+  size_t count;     /* elements of datatype */
+  int datatype;     /* a devmesh_datatype */
+} devmesh_p2p_t;
+
+/* Starts the n sends and receives of ops together (NCCL: one group on
+ * stream; a pipeline stage's exchange with its neighbours), ended by one
+ * request as devmesh_isend's; *request is written only on success. Entries
+ * with one peer match in order, as isend/irecv's. ops is read during the
+ * call only; the buffers are the operation's until the request ends.
+ * Not collective: between the ranks named (the first use of the dim still
+ * creates its communicator collectively).
+ * Errors (checked before anything starts; *request untouched): a NULL mesh
+ * or request pointer, n < 0, ops NULL with n > 0, an entry with a NULL
+ * buffer and count > 0, an unknown datatype or a peer outside the group
+ * other than MPI_PROC_NULL -> INVALID_ARGUMENT naming the entry's index;
+ * unknown dim -> UNKNOWN_DIM; a backend without it -> UNSUPPORTED. */
+DEVMESH_C_API int devmesh_batch(devmesh_t mesh, const char *dim, const devmesh_p2p_t ops[], int n, void *stream,
+                                devmesh_request_t *request);
 
 /* ---- errors and version (not collective) ---------------------------------- */
 

@@ -76,31 +76,90 @@ T* need(T* p, const char* what) {
   return p;
 }
 
-// The handles alive: a devmesh_t is a token (slot, generation), never an
-// address, so a destroyed handle, a stale copy of one or a made-up value is
-// recognised without reading memory through it, and a slot used again later
-// carries a new generation. Thread-safe (one mutex: distinct handles may be
-// used from several threads at once).
-class HandleTable {
+// A table of live C objects handed out as tokens (slot, generation), never
+// addresses: a devmesh_t (the handles alive) and a devmesh_request_t (the
+// requests pending). A destroyed or ended object, a stale copy of its token
+// or a made-up value is recognised without reading memory through it, and
+// a slot used again later carries a new generation. Thread-safe (one
+// mutex: distinct objects may be used from several threads at once).
+// token = generation << 32 | (slot + 1): never 0 (NULL).
+template <class Object, class Token>
+class TokenTable {
  public:
   // Takes h and returns its token. Throws only std::bad_alloc (h is then
   // destroyed).
-  devmesh_t add(std::unique_ptr<devmesh_s> h);
-  // The live handle of a token, or nullptr.
-  devmesh_s* find(devmesh_t token);
-  // Takes the handle of a token out (nullptr when not live).
-  std::unique_ptr<devmesh_s> remove(devmesh_t token);
+  Token add(std::unique_ptr<Object> h) {
+    std::lock_guard lock(mutex_);
+    std::size_t index;
+    if (!free_.empty()) {
+      index = free_.back();
+      free_.pop_back();
+    } else {
+      if (slots_.size() >= 0xfffffffeu) throw std::bad_alloc();
+      slots_.emplace_back();
+      index = slots_.size() - 1;
+    }
+    Slot& s = slots_[index];
+    // Generation 0 is never handed out, so a token from a slot's first use
+    // cannot be made up from a small integer.
+    if (++s.generation == 0) s.generation = 1;
+    s.object = std::move(h);
+    const std::uintptr_t v = (static_cast<std::uintptr_t>(s.generation) << 32) | (index + 1);
+    return reinterpret_cast<Token>(v);
+  }
+  // The live object of a token, or nullptr.
+  Object* find(Token token) {
+    std::lock_guard lock(mutex_);
+    Slot* s = slot(token);
+    return s ? s->object.get() : nullptr;
+  }
+  // Takes the object of a token out (nullptr when not live).
+  std::unique_ptr<Object> remove(Token token) {
+    std::lock_guard lock(mutex_);
+    Slot* s = slot(token);
+    if (!s) return nullptr;
+    std::unique_ptr<Object> h = std::move(s->object);
+    try {
+      free_.push_back(static_cast<std::size_t>(s - slots_.data()));
+    } catch (...) {
+      // Out of memory: the slot is not used again, which is harmless.
+    }
+    return h;
+  }
 
  private:
+  static_assert(sizeof(std::uintptr_t) >= 8, "tokens need 64-bit pointers");
   struct Slot {
-    std::unique_ptr<devmesh_s> handle;
+    std::unique_ptr<Object> object;
     std::uint32_t generation = 0;
   };
-  Slot* slot(devmesh_t token);
+  Slot* slot(Token token) {
+    const auto v = reinterpret_cast<std::uintptr_t>(token);
+    const std::uintptr_t index_plus_one = v & 0xffffffffu;
+    const auto generation = static_cast<std::uint32_t>(v >> 32);
+    if (index_plus_one == 0 || index_plus_one > slots_.size()) return nullptr;
+    Slot& s = slots_[index_plus_one - 1];
+    return s.object && s.generation == generation ? &s : nullptr;
+  }
   std::mutex mutex_;
   std::vector<Slot> slots_;
   std::vector<std::size_t> free_;
 };
+
+using HandleTable = TokenTable<devmesh_s, devmesh_t>;
+
+// A pending request at the C boundary: a devmesh_request_t is its token in
+// live_requests() (requests_c.cpp), so a request ended already, a stale
+// copy of one or a made-up value is refused without a memory read.
+struct PendingRequest {
+  devmesh::Request request;
+};
+using RequestTable = TokenTable<PendingRequest, devmesh_request_t>;
+
+// Hands a started operation to C: *out = its token, or
+// DEVMESH_REQUEST_NULL when it is already complete. The last step of a
+// successful start (requests_c.cpp).
+void give_request(devmesh::Request r, devmesh_request_t* out);
 
 // The process's table. Never destroyed: handles still alive at exit are
 // left alone, as they were before handles were tokens (their communicators
@@ -119,6 +178,13 @@ inline devmesh_s& handle_of(devmesh_t m) {
 }
 
 inline const Mesh& mesh_of(devmesh_t m) { return handle_of(m).mesh; }
+
+// Data types, reductions, buffers, counts, roots and peers are checked in
+// one place for every caller, C, C++ and Fortran: the backend
+// communicator's argument gate (lib/runtime/plugin_gate.hpp). Here only
+// what C adds.
+inline devmesh::DataType datatype_arg(int t) { return static_cast<devmesh::DataType>(t); }
+inline devmesh::ReduceOp op_arg(int op) { return static_cast<devmesh::ReduceOp>(op); }
 
 // A dim argument: NULL means "the only dim of a 1-D view" (the C++ API's
 // empty name); an empty C string is an error, not that shorthand.

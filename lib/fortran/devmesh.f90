@@ -26,13 +26,20 @@
 !>   devmesh_cart_comm*         collective over the caller's group of the
 !>                              flattened view the first time
 !>   devmesh_allreduce, devmesh_allgather, devmesh_reduce_scatter,
-!>   devmesh_broadcast, devmesh_alltoall, devmesh_barrier
+!>   devmesh_broadcast, devmesh_alltoall, devmesh_barrier,
+!>   devmesh_alltoallv, devmesh_allgatherv, devmesh_reduce_scatterv,
+!>   devmesh_gather, devmesh_gatherv, devmesh_scatter, devmesh_scatterv,
+!>   devmesh_reduce, devmesh_iallreduce, devmesh_iallgather,
+!>   devmesh_ireduce_scatter, devmesh_ibroadcast, devmesh_ialltoall,
+!>   devmesh_ibarrier, devmesh_ialltoallv, devmesh_iallgatherv,
+!>   devmesh_ireduce_scatterv, devmesh_igather, devmesh_igatherv,
+!>   devmesh_iscatter, devmesh_iscatterv, devmesh_ireduce
 !>                              collective over the caller's group along dim
 !>   devmesh_agree, devmesh_shrink
 !>                              collective over the surviving members of the
 !>                              root (a fault-tolerant mesh)
-!>   everything else            not collective (send, recv, isend, irecv and
-!>                              sendrecv: between the ranks named)
+!>   everything else            not collective (send, recv, isend, irecv,
+!>                              sendrecv and batch: between the ranks named)
 !>
 !> The module is compiled by the compiler that built devmesh (module files are
 !> compiler-specific) against one MPI's mpi_f08 module: programs need that
@@ -69,6 +76,24 @@ module devmesh
   public :: devmesh_dim_name, devmesh_create_comms, devmesh_neighbors
   public :: devmesh_backend_comm, devmesh_version
   public :: devmesh_last_error, devmesh_status_string, devmesh_test, devmesh_waitall
+  public :: devmesh_batch, devmesh_p2p
+
+  !> One send or receive of devmesh_batch, devmesh_p2p_t of devmesh.h field
+  !> for field (make it with devmesh_p2p): send nonzero sends buffer to
+  !> peer, 0 receives into it; peer a 0-based local rank or MPI_PROC_NULL;
+  !> buffer the address of count elements of datatype.
+  type, bind(C), public :: devmesh_p2p_t
+    integer(c_int) :: send = 0
+    integer(c_int) :: peer = 0
+    type(c_ptr) :: buffer = c_null_ptr
+    integer(c_size_t) :: count = 0
+    integer(c_int) :: datatype = 0
+  end type devmesh_p2p_t
+
+  ! An entry of devmesh_batch, with a count of either kind.
+  interface devmesh_p2p
+    module procedure p2p_count_default, p2p_count_int64
+  end interface devmesh_p2p
 
 
   ! C strings built from Fortran names: one buffer, pointers into it.
@@ -89,6 +114,12 @@ module devmesh
   interface bad_count
     module procedure bad_count_default, bad_count_int64
   end interface bad_count
+
+  ! A count or displacement array of either kind that is neither empty nor
+  ! of the group's size, or holds a negative entry.
+  interface bad_counts
+    module procedure bad_counts_default, bad_counts_int64
+  end interface bad_counts
 
 contains
 
@@ -223,6 +254,89 @@ contains
     write(text, '(i0)') count
     call fail_local(DEVMESH_ERR_INVALID_ARGUMENT, 'negative count ' // trim(text), ierr)
   end function bad_count_int64
+
+  ! The size of the caller's group along dim (a C string or c_null_ptr);
+  ! true (the failure delivered) when it cannot be known.
+  logical function no_group(mesh, dim, n, proc, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    type(c_ptr), intent(in) :: dim
+    integer(c_int), intent(out) :: n
+    character(len=*), intent(in) :: proc
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: st
+    n = 0
+    st = c_size(mesh%ptr, dim, n)
+    no_group = st /= DEVMESH_SUCCESS
+    if (no_group) call finish(st, proc, ierr)
+  end function no_group
+
+  logical function bad_counts_default(x, n, what, ierr)
+    integer, intent(in) :: x(:)
+    integer(c_int), intent(in) :: n
+    character(len=*), intent(in) :: what
+    integer, intent(out), optional :: ierr
+    bad_counts_default = bad_counts_int64(int(x, int64), n, what, ierr)
+  end function bad_counts_default
+
+  logical function bad_counts_int64(x, n, what, ierr)
+    integer(int64), intent(in) :: x(:)
+    integer(c_int), intent(in) :: n
+    character(len=*), intent(in) :: what
+    integer, intent(out), optional :: ierr
+    character(len=21) :: text
+    integer :: i
+    bad_counts_int64 = .true.
+    if (size(x) /= 0 .and. size(x) /= n) then
+      call fail_local(DEVMESH_ERR_INVALID_ARGUMENT, what // ' has ' // trim(itoa(size(x))) // &
+                      ' entries, the group along dim ' // trim(itoa(int(n))), ierr)
+      return
+    end if
+    do i = 1, size(x)
+      if (x(i) < 0) then
+        write(text, '(i0)') x(i)
+        call fail_local(DEVMESH_ERR_INVALID_ARGUMENT, 'negative entry ' // trim(text) // ' in ' // what // &
+                        '(' // trim(itoa(i)) // ')', ierr)
+        return
+      end if
+    end do
+    bad_counts_int64 = .false.
+  end function bad_counts_int64
+
+  ! 0-based offsets of blocks of counts laid out one after another.
+  function packed(counts) result(displs)
+    integer(int64), intent(in) :: counts(:)
+    integer(int64) :: displs(size(counts))
+    integer :: i
+    if (size(counts) > 0) displs(1) = 0
+    do i = 2, size(counts)
+      displs(i) = displs(i - 1) + counts(i - 1)
+    end do
+  end function packed
+
+  ! A block (counts(i) > 0 elements at 0-based displs(i)) passing the end of
+  ! a buffer of n elements; counts and displs non-negative (bad_counts).
+  ! Arrays not given (empty) are left to the C call.
+  logical function bad_extent(n, counts, displs, what, ierr)
+    integer(int64), intent(in) :: n, counts(:), displs(:)
+    character(len=*), intent(in) :: what
+    integer, intent(out), optional :: ierr
+    character(len=21) :: a, b, c
+    integer :: i
+    bad_extent = .false.
+    if (size(counts) == 0 .or. size(displs) /= size(counts)) return
+    do i = 1, size(counts)
+      if (counts(i) > 0 .and. (counts(i) > n .or. displs(i) > n - counts(i))) then
+        write(a, '(i0)') displs(i)
+        write(b, '(i0)') counts(i)
+        write(c, '(i0)') n
+        call fail_local(DEVMESH_ERR_INVALID_ARGUMENT, 'block ' // trim(itoa(i)) // ' (' // trim(b) // &
+                        ' elements at ' // trim(a) // ') passes the end of ' // what // ' (' // trim(c) // &
+                        ' elements)', ierr)
+        bad_extent = .true.
+        return
+      end if
+    end do
+  end function bad_extent
 
   ! shape and names of different lengths are passed padded (a negative size,
   ! an empty name) so that the collective still runs and fails everywhere.

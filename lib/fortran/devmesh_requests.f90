@@ -28,6 +28,58 @@
     call finish(st, 'devmesh_waitall', ierr)
   end subroutine devmesh_waitall
 
+  !> Starts the sends and receives of ops together, ended by one request
+  !> (devmesh_wait, devmesh_test, devmesh_waitall); see devmesh_batch in
+  !> devmesh.h. The buffers the entries name are the operation's until the
+  !> request ends. Not collective: between the ranks named.
+  subroutine devmesh_batch(mesh, dim, ops, request, stream, ierr)
+    type(devmesh_t), intent(in) :: mesh
+    character(len=*), intent(in) :: dim
+    type(devmesh_p2p_t), intent(in) :: ops(:)
+    type(devmesh_request_t), intent(inout) :: request
+    type(c_ptr), intent(in), optional :: stream
+    integer, intent(out), optional :: ierr
+    type(c_strings), target :: cs
+    type(c_ptr) :: p_dim
+    type(devmesh_p2p_t), target :: v(max(size(ops), 1))
+    integer :: i
+    do i = 1, size(ops)
+      if (ops(i)%count < 0) then
+        call fail_local(DEVMESH_ERR_INVALID_ARGUMENT, 'devmesh_batch: negative count in ops(' // &
+                        trim(itoa(i)) // ')', ierr)
+        return
+      end if
+    end do
+    call to_c_name(dim, cs, p_dim)
+    v(1:size(ops)) = ops
+    call finish(c_batch(mesh%ptr, p_dim, c_loc(v), int(size(ops), c_int), stream_arg(stream), request%ptr), &
+                'devmesh_batch', ierr)
+  end subroutine devmesh_batch
+
+  !> An entry of devmesh_batch: send (.true.) or receive count elements of
+  !> datatype of buffer (which needs the target or asynchronous attribute
+  !> in the caller) to or from local rank peer.
+  function p2p_count_default(send, peer, buffer, count, datatype) result(op)
+    logical, intent(in) :: send
+    integer, intent(in) :: peer, count, datatype
+    type(*), dimension(..), intent(in), target, contiguous, asynchronous :: buffer
+    type(devmesh_p2p_t) :: op
+    op = p2p_count_int64(send, peer, buffer, int(count, int64), datatype)
+  end function p2p_count_default
+
+  function p2p_count_int64(send, peer, buffer, count, datatype) result(op)
+    logical, intent(in) :: send
+    integer, intent(in) :: peer, datatype
+    integer(int64), intent(in) :: count
+    type(*), dimension(..), intent(in), target, contiguous, asynchronous :: buffer
+    type(devmesh_p2p_t) :: op
+    op%send = merge(1_c_int, 0_c_int, send)
+    op%peer = int(peer, c_int)
+    op%buffer = c_loc(buffer)
+    op%count = int(count, c_size_t)  ! a negative count is refused by devmesh_batch
+    op%datatype = int(datatype, c_int)
+  end function p2p_count_int64
+
   !> The detail of the last failed devmesh call on this thread (or of the
   !> last failure this module found before calling C); '' if none.
   function devmesh_last_error() result(message)

@@ -56,6 +56,11 @@ def fortran_dummy(p):
             return "integer(c_int), intent(inout)"
     if b == "size_t" and s == 0 and not arr:
         return "integer(c_size_t), value"
+    if b == "size_t" and s == 0 and arr and p.const:
+        # counts or displacements; absent (an unallocated actual): NULL
+        return "integer(c_size_t), intent(in), optional", "(*)"
+    if b == "devmesh_p2p_t" and s == 0 and arr:
+        return "type(c_ptr), value"  # c_loc of an array of type(devmesh_p2p_t)
     if b == "devmesh_t":
         if s == 0 and not arr:
             return "type(c_ptr), value"
@@ -201,10 +206,28 @@ WRAPPED = [
     "devmesh_allreduce", "devmesh_allgather", "devmesh_reduce_scatter", "devmesh_broadcast",
     "devmesh_alltoall", "devmesh_barrier", "devmesh_send", "devmesh_recv",
     "devmesh_isend", "devmesh_irecv", "devmesh_wait", "devmesh_sendrecv",
+    "devmesh_alltoallv", "devmesh_allgatherv", "devmesh_reduce_scatterv", "devmesh_gather", "devmesh_gatherv",
+    "devmesh_scatter", "devmesh_scatterv", "devmesh_reduce",
+    "devmesh_iallreduce", "devmesh_iallgather", "devmesh_ireduce_scatter", "devmesh_ibroadcast",
+    "devmesh_ialltoall", "devmesh_ibarrier", "devmesh_ialltoallv", "devmesh_iallgatherv",
+    "devmesh_ireduce_scatterv", "devmesh_igather", "devmesh_igatherv", "devmesh_iscatter", "devmesh_iscatterv",
+    "devmesh_ireduce",
     "devmesh_revoke", "devmesh_is_revoked", "devmesh_failed_ranks", "devmesh_agree", "devmesh_shrink",
     "devmesh_root_index", "devmesh_shrunk_index",
 ]
-ASYNCHRONOUS = {"devmesh_isend", "devmesh_irecv"}
+ASYNCHRONOUS = {"devmesh_isend", "devmesh_irecv", "devmesh_iallreduce", "devmesh_iallgather",
+                "devmesh_ireduce_scatter", "devmesh_ibroadcast", "devmesh_ialltoall", "devmesh_ialltoallv",
+                "devmesh_iallgatherv", "devmesh_ireduce_scatterv", "devmesh_igather", "devmesh_igatherv",
+                "devmesh_iscatter", "devmesh_iscatterv", "devmesh_ireduce"}
+# (buffer, counts, displacements) whose extent the wrapper checks: every
+# block that counts > 0 inside size(buffer) elements. The rooted forms'
+# arrays are the root's only, so not checked here (the C gate checks
+# what it can).
+EXTENTS = {
+    "alltoallv": [("sendbuf", "sendcounts", "sdispls"), ("recvbuf", "recvcounts", "rdispls")],
+    "allgatherv": [("recvbuf", "recvcounts", "rdispls")],
+    "reduce_scatterv": [("sendbuf", "recvcounts", None)],  # the blocks packed
+}
 # int * outputs that C documents as 1 or 0: logical in Fortran.
 LOGICAL_OUT = {"within", "revoked"}
 # int * arguments read and written, C's 0 or nonzero: logical in Fortran.
@@ -237,6 +260,7 @@ class Pieces:
     def __init__(self):
         self.dummies, self.decls, self.locs, self.pre, self.actual, self.post = [], [], [], [], [], []
         self.stream = False
+        self.checks = []  # after pre: the group's size known
 
 
 def paired_param(w, p, nxt):
@@ -329,6 +353,14 @@ def integer_param(w, p, count_kind):
         w.dummies.append(p.name)
         w.decls.append(("integer, intent(in)", p.name, ""))
         w.actual.append(f"int({p.name}, c_int)")
+    elif b == "size_t" and s == 0 and p.array:
+        # count or displacement array: size(dim) entries or none (NULL)
+        w.dummies.append(p.name)
+        w.decls.append((f"{COUNT_KINDS[count_kind or 'default']}, intent(in)", p.name, "(:)"))
+        w.locs.append(("integer(c_size_t), allocatable", f"v_{p.name}", "(:)"))
+        w.checks.append(f"if (bad_counts({p.name}, group, '{p.name}', ierr)) return")
+        w.checks.append(f"if (size({p.name}) > 0) v_{p.name} = int({p.name}, c_size_t)")
+        w.actual.append(f"v_{p.name}")
     elif b == "size_t" and s == 0:
         w.dummies.append(p.name)
         w.decls.append((f"{COUNT_KINDS[count_kind or 'default']}, intent(in)", p.name, ""))
@@ -376,6 +408,14 @@ def wrapper(fn, count_kind=None):
         elif not (mesh_or_string_param(w, p) or integer_param(w, p, count_kind) or pointer_param(w, fn, p)):
             raise ValueError(f"{fn.name}: parameter '{p}' has no generated Fortran form")
         i += 1
+    if w.checks:
+        w.locs.append(("integer(c_int)", "group", ""))
+        dim = "p_dim" if any(p.name == "dim" for p in params) else "c_null_ptr"
+        w.checks.insert(0, f"if (no_group(mesh, {dim}, group, '{fn.name}', ierr)) return")
+        base = fn.name[len("devmesh_"):]
+        for buf, counts, displs in EXTENTS.get(base[1:] if base not in EXTENTS else base, []):
+            d = f"int({displs}, int64)" if displs else f"packed(int({counts}, int64))"
+            w.checks.append(f"if (bad_extent(size({buf}, kind=int64), int({counts}, int64), {d}, '{buf}', ierr)) return")
     if w.stream:
         w.dummies.append("stream")
         w.decls.append(("type(c_ptr), intent(in), optional", "stream", ""))
@@ -385,7 +425,7 @@ def wrapper(fn, count_kind=None):
     name = public[len("devmesh_"):] + "_int" if fn.name.endswith("_f") else public
     if count_kind:
         name = public[len("devmesh_"):] + "_count_" + count_kind
-    body = list(w.pre)
+    body = list(w.pre) + w.checks
     call = f"{fortran_name(fn.name)}({', '.join(w.actual)})"
     if w.post:
         w.locs.append(("integer(c_int)", "st", ""))
