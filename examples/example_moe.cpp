@@ -11,11 +11,11 @@
 //   6. allgatherv of every rank's combined output along ep, and along a
 //      flattened tp x ep view (Megatron's allgather over tp and ep).
 //
-// The dispatch is done twice more: with ialltoallv (started, then ended by
-// Request::wait while this rank computes its reference), whose result must
-// equal the blocking one, and its receive buffer has a gap between the
-// blocks of different source ranks, which the collective must leave as it
-// was.
+// The dispatch is done once more with ialltoallv (started, then ended by
+// Request::wait after this rank computed its reference meanwhile), whose
+// result must equal the blocking one. Both receive buffers leave a gap of
+// a few numbers after each source rank's block (the displacements are not
+// the packed prefix sums), which the collective must leave as it was.
 //
 //   mpiexec -n 8 ./example_moe [BACKEND]     (BACKEND of ep and tp x ep: mpi, gloo)
 //
