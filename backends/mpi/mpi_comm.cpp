@@ -1,8 +1,8 @@
 // The MPI backend's communicator: its interruptible wait, the duplicate its
 // collectives run on, and how a version 4 member starts its operation.
-#include <string>
-
 #include "mpi_comm.hpp"
+
+#include <string>
 
 namespace devmesh::backends::mpi_backend {
 

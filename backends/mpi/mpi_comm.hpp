@@ -191,12 +191,10 @@ int gatherv(void* c, const void* send, std::size_t sendcount, void* recv, const 
 int scatter(void* c, const void* send, void* recv, std::size_t count, int type, int root, void*, void** request);
 int scatterv(void* c, const void* send, const std::size_t sendcounts[], const std::size_t sdispls[], void* recv,
              std::size_t recvcount, int type, int root, void*, void** request);
-int reduce(void* c, const void* send, void* recv, std::size_t count, int type, int op, int root, void*,
-           void** request);
+int reduce(void* c, const void* send, void* recv, std::size_t count, int type, int op, int root, void*, void** request);
 int iallreduce(void* c, const void* send, void* recv, std::size_t count, int type, int op, void*, void** request);
 int iallgather(void* c, const void* send, void* recv, std::size_t count, int type, void*, void** request);
-int ireduce_scatter(void* c, const void* send, void* recv, std::size_t count, int type, int op, void*,
-                    void** request);
+int ireduce_scatter(void* c, const void* send, void* recv, std::size_t count, int type, int op, void*, void** request);
 int ibroadcast(void* c, void* buffer, std::size_t count, int type, int root, void*, void** request);
 int ialltoall(void* c, const void* send, void* recv, std::size_t count, int type, void*, void** request);
 int ibarrier(void* c, void*, void** request);

@@ -139,8 +139,7 @@ int iallgather(void* c, const void* send, void* recv, std::size_t count, int typ
   });
 }
 
-int ireduce_scatter(void* c, const void* send, void* recv, std::size_t count, int type, int op, void*,
-                    void** request) {
+int ireduce_scatter(void* c, const void* send, void* recv, std::size_t count, int type, int op, void*, void** request) {
   return plugin::guarded([&] {
     Operation o(c, request, DEVMESH_MPI_COUNTED_NAME(MPI_Ireduce_scatter_block));
     const void* in = send == recv ? MPI_IN_PLACE : send;

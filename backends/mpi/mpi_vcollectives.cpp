@@ -17,8 +17,7 @@ namespace {
 // integers, so that a NULL base with empty segments is no arithmetic on
 // NULL).
 bool is_at(const void* p, const void* base, std::size_t n, int type) {
-  return reinterpret_cast<std::uintptr_t>(p) ==
-         reinterpret_cast<std::uintptr_t>(base) + n * size_of(type_of(type));
+  return reinterpret_cast<std::uintptr_t>(p) == reinterpret_cast<std::uintptr_t>(base) + n * size_of(type_of(type));
 }
 
 // The converted arrays of slot 0 or 1 (send side, receive side).
@@ -93,10 +92,9 @@ int reduce_scatterv(void* c, const void* send, void* recv, const std::size_t rec
     const void* in = send == recv ? MPI_IN_PLACE : send;
     const MPI_Datatype t = mpi_datatype(type_of(type));
     const MPI_Op m = mpi_op(op_of(op));
-    o.go([&](MPI_Comm k) { return DEVMESH_MPI_COUNTED(MPI_Reduce_scatter)(in, recv, rc, t, m, k); },
-         [&](MPI_Comm k, MPI_Request* r) {
-           return DEVMESH_MPI_COUNTED(MPI_Ireduce_scatter)(in, recv, rc, t, m, k, r);
-         });
+    o.go(
+        [&](MPI_Comm k) { return DEVMESH_MPI_COUNTED(MPI_Reduce_scatter)(in, recv, rc, t, m, k); },
+        [&](MPI_Comm k, MPI_Request* r) { return DEVMESH_MPI_COUNTED(MPI_Ireduce_scatter)(in, recv, rc, t, m, k, r); });
   });
 }
 
@@ -107,10 +105,9 @@ int gather(void* c, const void* send, void* recv, std::size_t count, int type, i
     const void* in = in_place ? MPI_IN_PLACE : send;
     const count_t k = counted<count_t>(count);
     const MPI_Datatype t = mpi_datatype(type_of(type));
-    o.go([&](MPI_Comm m) { return DEVMESH_MPI_COUNTED(MPI_Gather)(in, k, t, recv, k, t, root, m); },
-         [&](MPI_Comm m, MPI_Request* r) {
-           return DEVMESH_MPI_COUNTED(MPI_Igather)(in, k, t, recv, k, t, root, m, r);
-         });
+    o.go(
+        [&](MPI_Comm m) { return DEVMESH_MPI_COUNTED(MPI_Gather)(in, k, t, recv, k, t, root, m); },
+        [&](MPI_Comm m, MPI_Request* r) { return DEVMESH_MPI_COUNTED(MPI_Igather)(in, k, t, recv, k, t, root, m, r); });
   });
 }
 

@@ -141,7 +141,9 @@ struct Case {
 
 enum class Form { blocking, wait, poll };
 const Form forms[] = {Form::blocking, Form::wait, Form::poll};
-const char* form_name(Form f) { return f == Form::blocking ? "blocking" : f == Form::wait ? "started+wait" : "started+test"; }
+const char* form_name(Form f) {
+  return f == Form::blocking ? "blocking" : f == Form::wait ? "started+wait" : "started+test";
+}
 
 void perform(const Case& k, Form f) {
   if (f == Form::blocking) return k.blocking();
@@ -188,7 +190,8 @@ Case alltoallv_case(const Setting& s) {
   st->send = placed(st->sp.total, st->sc, st->sp.displs, [&](int r, std::size_t i) { return value(me, r, i, s.salt); });
   st->want = placed(st->rp.total, st->rc, st->rp.displs, [&](int r, std::size_t i) { return value(r, me, i, s.salt); });
   if (s.in_place)
-    st->recv = placed(st->rp.total, st->rc, st->rp.displs, [&](int r, std::size_t i) { return value(me, r, i, s.salt); });
+    st->recv =
+        placed(st->rp.total, st->rc, st->rp.displs, [&](int r, std::size_t i) { return value(me, r, i, s.salt); });
   else
     st->recv.assign(st->rp.total, sentinel);
   Case k{"alltoallv", {}, {}, {}};
@@ -224,7 +227,8 @@ Case allgatherv_case(const Setting& s) {
   st->want = placed(st->rp.total, st->rc, st->rp.displs, [&](int r, std::size_t i) { return value(r, 0, i, s.salt); });
   st->recv.assign(st->rp.total, sentinel);
   const auto mine = static_cast<std::size_t>(me);
-  if (s.in_place) std::copy(st->send.begin(), st->send.end(), st->recv.begin() + static_cast<std::ptrdiff_t>(st->rp.displs[mine]));
+  if (s.in_place)
+    std::copy(st->send.begin(), st->send.end(), st->recv.begin() + static_cast<std::ptrdiff_t>(st->rp.displs[mine]));
   const bool ip = s.in_place;
   auto in = [st, ip, mine]() -> const I* { return ip ? st->recv.data() + st->rp.displs[mine] : st->send.data(); };
   Case k{"allgatherv", {}, {}, {}};
@@ -275,8 +279,8 @@ Case reduce_scatterv_case(const Setting& s) {
   };
   k.start = [&c, st, ip] {
     Sizes rc = st->rc;
-    Request r = c.ireduce_scatterv(ip ? st->recv.data() : st->send.data(), st->recv.data(), rc, DataType::int64,
-                                   ReduceOp::sum);
+    Request r =
+        c.ireduce_scatterv(ip ? st->recv.data() : st->send.data(), st->recv.data(), rc, DataType::int64, ReduceOp::sum);
     scribbled(rc);
     return r;
   };
@@ -305,12 +309,16 @@ Case gather_case(const Setting& s) {
   if (at_root)
     for (int r = 0; r < n; ++r)
       for (std::size_t i = 0; i < k; ++i) st->want[static_cast<std::size_t>(r) * k + i] = value(r, root, i, s.salt);
-  if (ip) std::copy(st->send.begin(), st->send.end(), st->recv.begin() + static_cast<std::ptrdiff_t>(k * static_cast<std::size_t>(root)));
+  if (ip)
+    std::copy(st->send.begin(), st->send.end(),
+              st->recv.begin() + static_cast<std::ptrdiff_t>(k * static_cast<std::size_t>(root)));
   auto in = [st, ip, k, root]() -> const I* {
     return ip ? st->recv.data() + k * static_cast<std::size_t>(root) : st->send.data();
   };
   Case c1{"gather", {}, {}, {}};
-  c1.blocking = [&c, st, in, k, root, at_root] { c.gather(in(), at_root ? st->recv.data() : nullptr, k, DataType::int64, root); };
+  c1.blocking = [&c, st, in, k, root, at_root] {
+    c.gather(in(), at_root ? st->recv.data() : nullptr, k, DataType::int64, root);
+  };
   c1.start = [&c, st, in, k, root, at_root] {
     return c.igather(in(), at_root ? st->recv.data() : nullptr, k, DataType::int64, root);
   };
@@ -333,13 +341,15 @@ Case gatherv_case(const Setting& s) {
   for (std::size_t i = 0; i < st->rc[mine]; ++i) st->send.push_back(value(me, root, i, s.salt));
   const bool at_root = me == root, ip = s.in_place && at_root;
   if (at_root) {
-    st->want = placed(st->rp.total, st->rc, st->rp.displs, [&](int r, std::size_t i) { return value(r, root, i, s.salt); });
+    st->want =
+        placed(st->rp.total, st->rc, st->rp.displs, [&](int r, std::size_t i) { return value(r, root, i, s.salt); });
     st->recv.assign(st->rp.total, sentinel);
   } else {
     st->recv.assign(1, sentinel);
     st->want = st->recv;
   }
-  if (ip) std::copy(st->send.begin(), st->send.end(), st->recv.begin() + static_cast<std::ptrdiff_t>(st->rp.displs[rt]));
+  if (ip)
+    std::copy(st->send.begin(), st->send.end(), st->recv.begin() + static_cast<std::ptrdiff_t>(st->rp.displs[rt]));
   auto in = [st, ip, rt]() -> const I* { return ip ? st->recv.data() + st->rp.displs[rt] : st->send.data(); };
   Case k{"gatherv", {}, {}, {}};
   // Other ranks pass no arrays and no receive buffer (root-only arguments).
@@ -400,7 +410,8 @@ Case scatterv_case(const Setting& s) {
   st->sp = reversed(st->sc, s.salt);
   const auto mine = static_cast<std::size_t>(me), rt = static_cast<std::size_t>(root);
   if (at_root)
-    st->send = placed(st->sp.total, st->sc, st->sp.displs, [&](int r, std::size_t i) { return value(root, r, i, s.salt); });
+    st->send =
+        placed(st->sp.total, st->sc, st->sp.displs, [&](int r, std::size_t i) { return value(root, r, i, s.salt); });
   st->recv.assign(st->sc[mine] + 1, sentinel);
   st->want = st->recv;
   for (std::size_t i = 0; i < st->sc[mine]; ++i) st->want[i] = value(root, me, i, s.salt);
@@ -444,7 +455,9 @@ Case reduce_case(const Setting& s) {
   auto in = [st, ip]() -> const I* { return ip ? st->recv.data() : st->send.data(); };
   Case c1{"reduce", {}, {}, {}};
   c1.blocking = [&c, st, in, k, root] { c.reduce(in(), st->recv.data(), k, DataType::int64, ReduceOp::sum, root); };
-  c1.start = [&c, st, in, k, root] { return c.ireduce(in(), st->recv.data(), k, DataType::int64, ReduceOp::sum, root); };
+  c1.start = [&c, st, in, k, root] {
+    return c.ireduce(in(), st->recv.data(), k, DataType::int64, ReduceOp::sum, root);
+  };
   c1.check = [st] { check_equal(st->recv, st->want, "reduce"); };
   return c1;
 }
@@ -617,8 +630,10 @@ BOOST_AUTO_TEST_CASE(bad_input) {
     std::vector<I> recv = fresh;
     const auto t = DataType::int64;
     const std::pair<const char*, std::function<void()>> cases[] = {
-        {"alltoallv short sendcounts", [&] { c.alltoallv(send.data(), short_counts, displs, recv.data(), ones, displs, t); }},
-        {"alltoallv long recvcounts", [&] { c.alltoallv(send.data(), ones, displs, recv.data(), long_counts, displs, t); }},
+        {"alltoallv short sendcounts",
+         [&] { c.alltoallv(send.data(), short_counts, displs, recv.data(), ones, displs, t); }},
+        {"alltoallv long recvcounts",
+         [&] { c.alltoallv(send.data(), ones, displs, recv.data(), long_counts, displs, t); }},
         {"alltoallv rdispls overflow", [&] { c.alltoallv(send.data(), ones, displs, recv.data(), ones, overflow, t); }},
         {"alltoallv NULL recv", [&] { c.alltoallv(send.data(), ones, displs, nullptr, ones, displs, t); }},
         {"alltoallv NULL send", [&] { c.alltoallv(nullptr, ones, displs, recv.data(), ones, displs, t); }},
@@ -627,7 +642,8 @@ BOOST_AUTO_TEST_CASE(bad_input) {
         {"ialltoallv short rdispls",
          [&] { (void)c.ialltoallv(send.data(), ones, displs, recv.data(), ones, short_counts, t); }},
         {"allgatherv short recvcounts", [&] { c.allgatherv(send.data(), 1, recv.data(), short_counts, displs, t); }},
-        {"allgatherv sendcount != recvcounts[rank]", [&] { c.allgatherv(send.data(), 2, recv.data(), ones, displs, t); }},
+        {"allgatherv sendcount != recvcounts[rank]",
+         [&] { c.allgatherv(send.data(), 2, recv.data(), ones, displs, t); }},
         {"iallgatherv rdispls overflow", [&] { (void)c.iallgatherv(send.data(), 1, recv.data(), ones, overflow, t); }},
         {"reduce_scatterv long recvcounts",
          [&] { c.reduce_scatterv(send.data(), recv.data(), long_counts, t, ReduceOp::sum); }},
