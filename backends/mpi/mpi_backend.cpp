@@ -1,12 +1,8 @@
 #include "mpi_backend.hpp"
 
 #include <cstring>
-#include <limits>
-#include <memory>
-#include <vector>
 
-#include "common/mpi_support.hpp"
-#include "common/plugin_support.hpp"
+#include "mpi_comm.hpp"
 
 namespace devmesh::backends {
 
@@ -49,105 +45,8 @@ MPI_Op mpi_op(ReduceOp op) {
   return MPI_OP_NULL;  // never, as above
 }
 
+namespace mpi_backend {
 namespace {
-
-int count_of(std::size_t count) {
-  if (count > static_cast<std::size_t>(std::numeric_limits<int>::max()))
-    throw Error(Status::unsupported, "takes at most 2^31-1 elements per call, got " + std::to_string(count));
-  return static_cast<int>(count);
-}
-
-constexpr int p2p_tag = 0x6d73;
-
-struct Comm {
-  MPI_Comm comm;  // owned by the mesh
-  // The mesh has a deadline: waits must end when the communicator is
-  // revoked (see run()).
-  bool interruptible = false;
-  // Of an interruptible communicator: a duplicate of comm that its
-  // collectives run on (made by the first one: collective_comm()), never
-  // seen by the program, so that small_allreduce's receives cannot take the
-  // program's messages and so that the backend decides when it is freed;
-  // and small_allreduce's receive buffer.
-  MPI_Comm own = MPI_COMM_NULL;
-  std::vector<char> scratch;
-  // A wait was cut by a revoke, leaving its requests pending: own is then
-  // never freed, since MPI cannot cancel a collective and freeing it may
-  // crash a later MPI call (docs/ERRORS.md, "Failures").
-  bool abandoned = false;
-  ~Comm() {
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (own != MPI_COMM_NULL && !finalized && !abandoned) MPI_Comm_free(&own);
-  }
-};
-
-MPI_Comm comm_of(void* c) { return static_cast<Comm*>(c)->comm; }
-
-// Waits for the requests (testing each until it completes), or throws
-// revoked as soon as the communicator is revoked, abandoning them.
-void wait_interruptible(Comm& comm, MPI_Request* r, int n, const char* name) {
-  for (;;) {
-    bool all = true;
-    for (int i = 0; i < n; ++i) {
-      if (r[i] == MPI_REQUEST_NULL) continue;
-      int done = 0;
-      const int rc = MPI_Test(&r[i], &done, MPI_STATUS_IGNORE);
-      if (rc != MPI_SUCCESS) comm.abandoned = true;  // the others may be pending
-      plugin::check_mpi(rc, name);
-      all = all && done;
-    }
-    if (all) return;
-    if (plugin::host()->comm_revoked(comm.comm)) {
-      comm.abandoned = true;
-      throw Error(Status::revoked, std::string(name) + ": the communicator was revoked while this rank waited");
-    }
-  }
-}
-
-// The communicator collectives run on: comm, or the interruptible
-// communicator's own duplicate (made here by the first collective). A
-// revoke during that MPI_Comm_idup abandons it on comm, the mesh's
-// communicator, which the mesh then leaves unfreed (the host's
-// leave_unfreed).
-MPI_Comm collective_comm(void* c) {
-  Comm& comm = *static_cast<Comm*>(c);
-  if (!comm.interruptible) return comm.comm;
-  if (comm.own == MPI_COMM_NULL) {
-    MPI_Comm own = MPI_COMM_NULL;
-    MPI_Request r = MPI_REQUEST_NULL;
-    plugin::check_mpi(MPI_Comm_idup(comm.comm, &own, &r), "MPI_Comm_idup");
-    try {
-      wait_interruptible(comm, &r, 1, "MPI_Comm_idup");
-    } catch (...) {
-      if (comm.abandoned) plugin::host()->leave_unfreed(comm.comm);
-      throw;
-    }
-    comm.own = own;
-  }
-  return comm.own;
-}
-
-// One operation: the blocking MPI call, or, on a communicator of a mesh
-// with a deadline, its nonblocking form tested until it completes or the
-// communicator is revoked (the mesh's watcher revokes it at the
-// deadline), since a revoke alone need not end a blocking call
-// (docs/BENCHMARKS.md, "Fault tolerance"). The request of
-// an operation cut that way is abandoned with its communicator, which is
-// never used again (nor freed, where it is the backend's: Comm::abandoned).
-// Collectives run on collective_comm(c), point to point on the dim's
-// communicator, where the program's own messages are.
-template <class Blocking, class Start>
-void run(void* c, const char* name, Blocking&& blocking, Start&& start) {
-  Comm& comm = *static_cast<Comm*>(c);
-  if (!comm.interruptible) {
-    plugin::check_mpi(blocking(), name);
-    return;
-  }
-  MPI_Request r = MPI_REQUEST_NULL;
-  plugin::check_mpi(start(&r), name);
-  wait_interruptible(comm, &r, 1, name);
-}
 
 // An allreduce of at most small_allreduce_bytes on an interruptible
 // communicator: recursive doubling over nonblocking point to point on the
@@ -199,11 +98,6 @@ void small_allreduce(Comm& comm, const void* send, void* recv, int n, MPI_Dataty
   }
 }
 
-// Data types, reductions, buffers and peers arrive checked (the core's
-// argument gate, backend_plugin.h).
-DataType type_of(int t) { return static_cast<DataType>(t); }
-ReduceOp op_of(int op) { return static_cast<ReduceOp>(op); }
-
 int open(int n, const char* const keys[], const char* const*, void** instance) {
   return plugin::guarded([&] {
     if (n > 0) throw Error(Status::invalid_argument, std::string("takes no options (got '") + keys[0] + "')");
@@ -220,7 +114,7 @@ int init_host(const devmesh_backend_host_t* h) {
 
 // The communicator wraps the group's own: made locally, nothing to connect.
 int comm_prepare(void*, const devmesh_backend_group_t* group, void** prepared) {
-  return plugin::guarded([&] { *prepared = new Comm{group->group, group->deadline > 0, MPI_COMM_NULL, {}}; });
+  return plugin::guarded([&] { *prepared = new Comm(group->group, group->deadline > 0); });
 }
 
 int comm_connect(void* prepared, void** comm) {
@@ -258,8 +152,7 @@ int allreduce(void* c, const void* send, void* recv, std::size_t count, int type
 int allgather(void* c, const void* send, void* recv, std::size_t count, int type, void*) {
   return plugin::guarded([&] {
     const MPI_Datatype t = mpi_datatype(type_of(type));
-    int rank = 0;
-    DEVMESH_PLUGIN_MPI(MPI_Comm_rank(comm_of(c), &rank));
+    const int rank = static_cast<Comm*>(c)->rank;
     const bool in_place = send == static_cast<const char*>(recv) + rank * count * size_of(type_of(type));
     const void* in = in_place ? MPI_IN_PLACE : send;
     const int n = count_of(count);
@@ -330,41 +223,6 @@ int recv(void* c, void* buffer, std::size_t count, int type, int peer, void*) {
   });
 }
 
-// A request is a heap MPI_Request, freed when it ends.
-template <bool Send>
-int start(void* c, void* buffer, std::size_t count, int type, int peer, void** request) {
-  return plugin::guarded([&] {
-    auto r = std::make_unique<MPI_Request>(MPI_REQUEST_NULL);
-    const int n = count_of(count);
-    const MPI_Datatype t = mpi_datatype(type_of(type));
-    if constexpr (Send)
-      DEVMESH_PLUGIN_MPI(MPI_Isend(buffer, n, t, peer, p2p_tag, comm_of(c), r.get()));
-    else
-      DEVMESH_PLUGIN_MPI(MPI_Irecv(buffer, n, t, peer, p2p_tag, comm_of(c), r.get()));
-    *request = r.release();
-  });
-}
-
-int isend(void* c, const void* buffer, std::size_t count, int type, int peer, void*, void** request) {
-  return start<true>(c, const_cast<void*>(buffer), count, type, peer, request);
-}
-
-int irecv(void* c, void* buffer, std::size_t count, int type, int peer, void*, void** request) {
-  return start<false>(c, buffer, count, type, peer, request);
-}
-
-int test(void* request, int* done) {
-  auto* r = static_cast<MPI_Request*>(request);
-  const int rc = plugin::guarded([&] { DEVMESH_PLUGIN_MPI(MPI_Test(r, done, MPI_STATUS_IGNORE)); });
-  if (rc != DEVMESH_SUCCESS || *done) delete r;
-  return rc;
-}
-
-int wait(void* request) {
-  const std::unique_ptr<MPI_Request> r(static_cast<MPI_Request*>(request));
-  return plugin::guarded([&] { DEVMESH_PLUGIN_MPI(MPI_Wait(r.get(), MPI_STATUS_IGNORE)); });
-}
-
 int sendrecv(void* c, const void* sendbuf, std::size_t sendcount, int sendtype, int dest, void* recvbuf,
              std::size_t recvcount, int recvtype, int source, void*) {
   return plugin::guarded([&] {
@@ -390,48 +248,74 @@ int sendrecv(void* c, const void* sendbuf, std::size_t sendcount, int sendtype, 
   });
 }
 
-constexpr devmesh_backend_v3_t table = {
+// The capabilities: non-blocking point to point, local creation, and every
+// member of version 4.
+constexpr unsigned long long capabilities =
+    DEVMESH_BACKEND_CAP_NONBLOCKING | DEVMESH_BACKEND_CAP_LOCAL_CREATE | DEVMESH_BACKEND_CAP_ALLTOALLV |
+    DEVMESH_BACKEND_CAP_ALLGATHERV | DEVMESH_BACKEND_CAP_REDUCE_SCATTERV | DEVMESH_BACKEND_CAP_GATHER |
+    DEVMESH_BACKEND_CAP_GATHERV | DEVMESH_BACKEND_CAP_SCATTER | DEVMESH_BACKEND_CAP_SCATTERV |
+    DEVMESH_BACKEND_CAP_REDUCE | DEVMESH_BACKEND_CAP_NONBLOCKING_COLLECTIVES | DEVMESH_BACKEND_CAP_BATCH;
+
+constexpr devmesh_backend_v4_t table = {
     {
         {
-            DEVMESH_BACKEND_ABI_VERSION_3,
-            "mpi",
-            nullptr,
-            nullptr,
-            nullptr,
-            plugin::last_error,
-            open,
-            close,
-            nullptr,
-            comm_destroy,
-            comm_native,
-            allreduce,
-            allgather,
-            reduce_scatter,
-            broadcast,
-            alltoall,
-            barrier,
-            send,
-            recv,
-            plugin::last_mpi_error,
+            {
+                DEVMESH_BACKEND_ABI_VERSION_4,
+                "mpi",
+                nullptr,
+                nullptr,
+                nullptr,
+                plugin::last_error,
+                open,
+                close,
+                nullptr,
+                comm_destroy,
+                comm_native,
+                allreduce,
+                allgather,
+                reduce_scatter,
+                broadcast,
+                alltoall,
+                barrier,
+                send,
+                recv,
+                plugin::last_mpi_error,
+            },
+            isend,
+            irecv,
+            test,
+            wait,
+            sendrecv,
         },
-        isend,
-        irecv,
-        test,
-        wait,
-        sendrecv,
+        DEVMESH_BACKEND_MPI,
+        capabilities,
+        init_host,
+        reduce_supported,
+        comm_prepare,
+        comm_connect,
+        comm_abandon,
+        nullptr,  // revoke: not without ULFM
     },
-    DEVMESH_BACKEND_MPI,
-    DEVMESH_BACKEND_CAP_NONBLOCKING | DEVMESH_BACKEND_CAP_LOCAL_CREATE,
-    init_host,
-    reduce_supported,
-    comm_prepare,
-    comm_connect,
-    comm_abandon,
-    nullptr,  // revoke: not without ULFM
+    alltoallv,
+    allgatherv,
+    reduce_scatterv,
+    gather,
+    gatherv,
+    scatter,
+    scatterv,
+    reduce,
+    iallreduce,
+    iallgather,
+    ireduce_scatter,
+    ibroadcast,
+    ialltoall,
+    ibarrier,
+    batch,
 };
 
 }  // namespace
+}  // namespace mpi_backend
 
-const devmesh_backend_v1_t& mpi_table() { return table.v2.v1; }
+const devmesh_backend_v1_t& mpi_table() { return mpi_backend::table.v3.v2.v1; }
 
 }  // namespace devmesh::backends

@@ -15,7 +15,7 @@ namespace devmesh::backends {
 MPI_Datatype mpi_datatype(DataType type);
 MPI_Op mpi_op(ReduceOp op);
 
-// The backend's plugin table (version 3, through its first member), which
+// The backend's plugin table (version 4, through its first member), which
 // the core's registry serves as the built-in backend "mpi".
 const devmesh_backend_v1_t& mpi_table();
 
