@@ -40,6 +40,13 @@
 //                   first test() of a request hands its wait to a thread and
 //                   later tests ask that thread; wait() alone needs none.
 //   sendrecv        irecv, isend, then both waits.
+//   non-blocking collectives (version 4's i-forms): Gloo has none; each
+//                   communicator runs its started operations in order on a
+//                   thread of its own (worker.hpp), and its blocking ones
+//                   behind them when any are pending.
+//   alltoallv, allgatherv with displacements other than the packed prefix
+//                   sums, gatherv, scatterv, reduce_scatterv: see
+//                   vcollectives.cpp and rooted.cpp.
 #include <gloo/common/error.h>
 #include <gloo/context.h>
 #include <gloo/transport/context.h>

@@ -88,21 +88,10 @@ inline std::size_t bytes_of(std::size_t count, std::size_t elsize, std::size_t t
 // A failure closes the context's connections, so that the peers waiting on
 // this rank fail at once too (what revoke() does on purpose); a wait past
 // the timeout option is DEVMESH_ERR_TIMEOUT.
-// Safe from any thread (the worker's operation then fails); status is what
-// a revoke carries (0 for a failure of this rank's own).
-inline void close_connections(Comm& c, std::string why, int status = 0) {
-  {
-    std::lock_guard<std::mutex> lock(c.state);
-    if (c.is_broken.load()) return;
-    c.broken = std::move(why);
-    c.revoke_status = status;
-    c.is_broken.store(true);
-  }
-  try {
-    c.context->closeConnections();
-  } catch (...) {
-  }
-}
+// Safe from any thread; status is what a revoke carries (0 for a failure
+// of this rank's own). Every pair is failed first, so that an operation
+// waiting on this rank (the worker's) fails at once too (worker.cpp).
+void close_connections(Comm& c, std::string why, int status = 0);
 
 // The error of an operation on a broken communicator: the status a revoke
 // carried (REVOKED when it carried none, or after a failure).

@@ -13,7 +13,11 @@
 // caller while a collective runs on a worker.
 #include "worker.hpp"
 
+#include <gloo/transport/pair.h>
+
 #include <chrono>
+#include <cstring>
+#include <typeinfo>
 #include <exception>
 #include <new>
 #include <utility>
@@ -48,6 +52,51 @@ bool wait_done(Task& t, std::chrono::steady_clock::duration d) {
 }
 
 }  // namespace
+
+// gloo::transport::tcp::Pair::signalExceptionExternal(const std::string&):
+// gives the pair an exception and fails every unbound buffer pending on it.
+// The installed gloo/transport/tcp/pair.h cannot be included (it needs
+// gloo/common/memory.h, which libgloo-dev does not ship), so the member is
+// named by its symbol; in the Itanium C++ ABI a member returning a class by
+// value takes the result's address, then `this`, then its arguments, as
+// this free function does.
+extern std::exception_ptr tcp_pair_signal_exception(void* pair, const std::string& msg) __asm__(
+    "_ZN4gloo9transport3tcp4Pair23signalExceptionExternalERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE");
+
+namespace {
+
+void fail_pairs(Comm& c, const std::string& why) {
+  for (int r = 0; r < c.context->size; ++r) {
+    if (r == c.context->rank) continue;
+    gloo::transport::Pair* p = c.context->getPair(r).get();
+    // tcp::Pair's first base is transport::Pair: the same address.
+    if (p != nullptr && std::strcmp(typeid(*p).name(), "N4gloo9transport3tcp4PairE") == 0)
+      tcp_pair_signal_exception(p, "the communicator was closed: " + why);
+  }
+}
+
+}  // namespace
+
+// Closing a pair's socket wakes the peer but not this rank's own waits on
+// it: each pair is given an exception first, which fails the unbound
+// buffers pending on it (Gloo's waits then throw).
+void close_connections(Comm& c, std::string why, int status) {
+  {
+    std::lock_guard<std::mutex> lock(c.state);
+    if (c.is_broken.load()) return;
+    c.broken = why;
+    c.revoke_status = status;
+    c.is_broken.store(true);
+  }
+  try {
+    fail_pairs(c, why);
+  } catch (...) {
+  }
+  try {
+    c.context->closeConnections();
+  } catch (...) {
+  }
+}
 
 void execute(Task& t) noexcept {
   try {

@@ -450,6 +450,10 @@ BOOST_AUTO_TEST_CASE(every_member_against_reference) {
       check_started_v1(g);
       BOOST_TEST(comm_counter::data_calls() - calls == 0);
       BOOST_TEST(comm_counter::created() - made == 0);
+      // The counter sees MPI's calls: zero above means none were made.
+      const long before = comm_counter::data_calls();
+      MPI_Barrier(g.mpi);
+      BOOST_TEST(comm_counter::data_calls() - before == 1);
     }
   });
 }
