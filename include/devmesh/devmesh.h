@@ -807,11 +807,11 @@ DEVMESH_C_API int devmesh_sendrecv(devmesh_t mesh, const char *dim, const void *
  * Errors (checked before any communication; recvbuf then untouched): a
  * NULL count or displacement array that is read, a NULL buffer with a
  * block of count > 0, a displacement plus count or a byte size that
- * overflows size_t, or that passes the end of the address space, a local
- * count that disagrees with another (alltoallv sendcounts[rank] !=
- * recvcounts[rank], allgatherv recvcounts[rank] != sendcount, gatherv at
- * the root recvcounts[root] != sendcount, scatterv at the root
- * sendcounts[root] != recvcount), a root outside the group, an unknown
+ * overflows size_t, a local count that disagrees with another (alltoallv
+ * sendcounts[rank] != recvcounts[rank], allgatherv recvcounts[rank] !=
+ * sendcount, gatherv at the root recvcounts[root] != sendcount, scatterv
+ * at the root sendcounts[root] != recvcount), a root outside the group,
+ * a C array shorter than size(dim) (not detectable: undefined), an unknown
  * datatype or op -> INVALID_ARGUMENT naming it (and the rank of a bad
  * entry); a backend without the operation -> UNSUPPORTED naming it; the
  * backend failing -> BACKEND (PROC_FAILED, REVOKED, TIMEOUT on a
@@ -850,9 +850,9 @@ DEVMESH_C_API int devmesh_gather(devmesh_t mesh, const char *dim, const void *se
  * rdispls[r] (recvcounts[r] elements; recvbuf, recvcounts and rdispls at
  * root). In place at the root: sendbuf == recvbuf + rdispls[root].
  * Collective over the caller's group along dim. */
-DEVMESH_C_API int devmesh_gatherv(devmesh_t mesh, const char *dim, const void *sendbuf, size_t sendcount,
-                                  void *recvbuf, const size_t recvcounts[], const size_t rdispls[], int datatype,
-                                  int root, void *stream);
+DEVMESH_C_API int devmesh_gatherv(devmesh_t mesh, const char *dim, const void *sendbuf, size_t sendcount, void *recvbuf,
+                                  const size_t recvcounts[], const size_t rdispls[], int datatype, int root,
+                                  void *stream);
 /* recvbuf[i] = sendbuf[rank*count + i] of root, i < count (sendbuf at root
  * only). In place at the root: recvbuf == sendbuf + root * count.
  * Collective over the caller's group along dim. */
@@ -891,25 +891,24 @@ DEVMESH_C_API int devmesh_reduce(devmesh_t mesh, const char *dim, const void *se
 
 /* Starts devmesh_allreduce.
  * Collective over the caller's group along dim. */
-DEVMESH_C_API int devmesh_iallreduce(devmesh_t mesh, const char *dim, const void *sendbuf, void *recvbuf,
-                                     size_t count, int datatype, int op, void *stream, devmesh_request_t *request);
+DEVMESH_C_API int devmesh_iallreduce(devmesh_t mesh, const char *dim, const void *sendbuf, void *recvbuf, size_t count,
+                                     int datatype, int op, void *stream, devmesh_request_t *request);
 /* Starts devmesh_allgather.
  * Collective over the caller's group along dim. */
-DEVMESH_C_API int devmesh_iallgather(devmesh_t mesh, const char *dim, const void *sendbuf, void *recvbuf,
-                                     size_t count, int datatype, void *stream, devmesh_request_t *request);
+DEVMESH_C_API int devmesh_iallgather(devmesh_t mesh, const char *dim, const void *sendbuf, void *recvbuf, size_t count,
+                                     int datatype, void *stream, devmesh_request_t *request);
 /* Starts devmesh_reduce_scatter.
  * Collective over the caller's group along dim. */
 DEVMESH_C_API int devmesh_ireduce_scatter(devmesh_t mesh, const char *dim, const void *sendbuf, void *recvbuf,
-                                          size_t count, int datatype, int op, void *stream,
-                                          devmesh_request_t *request);
+                                          size_t count, int datatype, int op, void *stream, devmesh_request_t *request);
 /* Starts devmesh_broadcast.
  * Collective over the caller's group along dim. */
 DEVMESH_C_API int devmesh_ibroadcast(devmesh_t mesh, const char *dim, void *buffer, size_t count, int datatype,
                                      int root, void *stream, devmesh_request_t *request);
 /* Starts devmesh_alltoall.
  * Collective over the caller's group along dim. */
-DEVMESH_C_API int devmesh_ialltoall(devmesh_t mesh, const char *dim, const void *sendbuf, void *recvbuf,
-                                    size_t count, int datatype, void *stream, devmesh_request_t *request);
+DEVMESH_C_API int devmesh_ialltoall(devmesh_t mesh, const char *dim, const void *sendbuf, void *recvbuf, size_t count,
+                                    int datatype, void *stream, devmesh_request_t *request);
 /* Starts devmesh_barrier: the request completes when every member of the
  * group has started it.
  * Collective over the caller's group along dim. */
@@ -956,11 +955,11 @@ DEVMESH_C_API int devmesh_ireduce(devmesh_t mesh, const char *dim, const void *s
 
 /* One send or receive of devmesh_batch. */
 typedef struct devmesh_p2p_s {
-  int send;         /* nonzero: send buffer to peer; 0: receive buffer from peer */
-  int peer;         /* a local rank of the group, or MPI_PROC_NULL (the entry does nothing) */
-  void *buffer;     /* read (send) or written (receive) */
-  size_t count;     /* elements of datatype */
-  int datatype;     /* a devmesh_datatype */
+  int send;     /* nonzero: send buffer to peer; 0: receive buffer from peer */
+  int peer;     /* a local rank of the group, or MPI_PROC_NULL (the entry does nothing) */
+  void *buffer; /* read (send) or written (receive) */
+  size_t count; /* elements of datatype */
+  int datatype; /* a devmesh_datatype */
 } devmesh_p2p_t;
 
 /* Starts the n sends and receives of ops together (NCCL: one group on

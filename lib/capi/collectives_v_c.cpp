@@ -59,13 +59,13 @@ int devmesh_alltoallv(devmesh_t m, const char* dim, const void* sendbuf, const s
 int devmesh_allgatherv(devmesh_t m, const char* dim, const void* sendbuf, size_t sendcount, void* recvbuf,
                        const size_t recvcounts[], const size_t rdispls[], int datatype, void* stream) {
   return run("devmesh_allgatherv", m, dim, [&](Communicator& c) {
-    c.allgatherv(sendbuf, sendcount, recvbuf, counts_arg(recvcounts, c), counts_arg(rdispls, c),
-                 datatype_arg(datatype), stream);
+    c.allgatherv(sendbuf, sendcount, recvbuf, counts_arg(recvcounts, c), counts_arg(rdispls, c), datatype_arg(datatype),
+                 stream);
   });
 }
 
-int devmesh_reduce_scatterv(devmesh_t m, const char* dim, const void* sendbuf, void* recvbuf,
-                            const size_t recvcounts[], int datatype, int op, void* stream) {
+int devmesh_reduce_scatterv(devmesh_t m, const char* dim, const void* sendbuf, void* recvbuf, const size_t recvcounts[],
+                            int datatype, int op, void* stream) {
   return run("devmesh_reduce_scatterv", m, dim, [&](Communicator& c) {
     c.reduce_scatterv(sendbuf, recvbuf, counts_arg(recvcounts, c), datatype_arg(datatype), op_arg(op), stream);
   });
@@ -99,8 +99,8 @@ int devmesh_scatterv(devmesh_t m, const char* dim, const void* sendbuf, const si
   });
 }
 
-int devmesh_reduce(devmesh_t m, const char* dim, const void* sendbuf, void* recvbuf, size_t count, int datatype,
-                   int op, int root, void* stream) {
+int devmesh_reduce(devmesh_t m, const char* dim, const void* sendbuf, void* recvbuf, size_t count, int datatype, int op,
+                   int root, void* stream) {
   return run("devmesh_reduce", m, dim, [&](Communicator& c) {
     c.reduce(sendbuf, recvbuf, count, datatype_arg(datatype), op_arg(op), root, stream);
   });
@@ -117,9 +117,8 @@ int devmesh_iallreduce(devmesh_t m, const char* dim, const void* sendbuf, void* 
 
 int devmesh_iallgather(devmesh_t m, const char* dim, const void* sendbuf, void* recvbuf, size_t count, int datatype,
                        void* stream, devmesh_request_t* request) {
-  return start("devmesh_iallgather", m, dim, request, [&](Communicator& c) {
-    return c.iallgather(sendbuf, recvbuf, count, datatype_arg(datatype), stream);
-  });
+  return start("devmesh_iallgather", m, dim, request,
+               [&](Communicator& c) { return c.iallgather(sendbuf, recvbuf, count, datatype_arg(datatype), stream); });
 }
 
 int devmesh_ireduce_scatter(devmesh_t m, const char* dim, const void* sendbuf, void* recvbuf, size_t count,
@@ -131,16 +130,14 @@ int devmesh_ireduce_scatter(devmesh_t m, const char* dim, const void* sendbuf, v
 
 int devmesh_ibroadcast(devmesh_t m, const char* dim, void* buffer, size_t count, int datatype, int root, void* stream,
                        devmesh_request_t* request) {
-  return start("devmesh_ibroadcast", m, dim, request, [&](Communicator& c) {
-    return c.ibroadcast(buffer, count, datatype_arg(datatype), root, stream);
-  });
+  return start("devmesh_ibroadcast", m, dim, request,
+               [&](Communicator& c) { return c.ibroadcast(buffer, count, datatype_arg(datatype), root, stream); });
 }
 
 int devmesh_ialltoall(devmesh_t m, const char* dim, const void* sendbuf, void* recvbuf, size_t count, int datatype,
                       void* stream, devmesh_request_t* request) {
-  return start("devmesh_ialltoall", m, dim, request, [&](Communicator& c) {
-    return c.ialltoall(sendbuf, recvbuf, count, datatype_arg(datatype), stream);
-  });
+  return start("devmesh_ialltoall", m, dim, request,
+               [&](Communicator& c) { return c.ialltoall(sendbuf, recvbuf, count, datatype_arg(datatype), stream); });
 }
 
 int devmesh_ibarrier(devmesh_t m, const char* dim, void* stream, devmesh_request_t* request) {
@@ -151,8 +148,8 @@ int devmesh_ialltoallv(devmesh_t m, const char* dim, const void* sendbuf, const 
                        const size_t sdispls[], void* recvbuf, const size_t recvcounts[], const size_t rdispls[],
                        int datatype, void* stream, devmesh_request_t* request) {
   return start("devmesh_ialltoallv", m, dim, request, [&](Communicator& c) {
-    return c.ialltoallv(sendbuf, counts_arg(sendcounts, c), counts_arg(sdispls, c), recvbuf,
-                        counts_arg(recvcounts, c), counts_arg(rdispls, c), datatype_arg(datatype), stream);
+    return c.ialltoallv(sendbuf, counts_arg(sendcounts, c), counts_arg(sdispls, c), recvbuf, counts_arg(recvcounts, c),
+                        counts_arg(rdispls, c), datatype_arg(datatype), stream);
   });
 }
 
@@ -169,8 +166,7 @@ int devmesh_ireduce_scatterv(devmesh_t m, const char* dim, const void* sendbuf, 
                              const size_t recvcounts[], int datatype, int op, void* stream,
                              devmesh_request_t* request) {
   return start("devmesh_ireduce_scatterv", m, dim, request, [&](Communicator& c) {
-    return c.ireduce_scatterv(sendbuf, recvbuf, counts_arg(recvcounts, c), datatype_arg(datatype), op_arg(op),
-                              stream);
+    return c.ireduce_scatterv(sendbuf, recvbuf, counts_arg(recvcounts, c), datatype_arg(datatype), op_arg(op), stream);
   });
 }
 
