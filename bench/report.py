@@ -6,7 +6,9 @@
 DATA_DIR holds conditions.txt, creation.tsv, collectives.tsv, optionally
 creation_1rank.tsv, creation_shared.tsv and collectives_shared.tsv and, when the
 bookkeeping benchmark ran, bookkeeping.txt; gloo.tsv and gloo_conditions.txt
-when bench/run-gloo ran (a build with the Gloo plugin). Plots are drawn by gnuplot
+when bench/run-gloo ran (a build with the Gloo plugin); alltoallv.tsv,
+gloo_alltoallv.tsv, overlap.tsv and vcoll_conditions.txt for the variable-size
+and started collectives (bench/report_vcoll.py). Plots are drawn by gnuplot
 (pngcairo, else png). Standard library only.
 """
 import math
@@ -14,6 +16,8 @@ import os
 import subprocess
 import sys
 import tempfile
+
+import report_vcoll
 
 # --------------------------------------------------------------------------
 # records
@@ -738,6 +742,7 @@ def main():
     idx_alt = creation_index(read_records(os.path.join(data, "creation_shared.tsv"), "creation"))
     coll_alt = read_records(os.path.join(data, "collectives_shared.tsv"), "collective")
     gloo, gcond = read_gloo(data)
+    vcoll = report_vcoll.read(data, read_records, read_conditions)
     px = paired_index(data)
     realtime = cond.get("priority", "").startswith("real-time")
     regime = "real-time priority (quiet machine)" if realtime else "normal priority"
@@ -791,6 +796,7 @@ def main():
     rows = target_rows_creation(idx, regime) + target_rows_creation(idx_alt, alt_regime)
     rows += target_rows_collective(coll, regime) + target_rows_collective(coll_alt, alt_regime)
     rows += gloo_target_rows(gloo)
+    rows += report_vcoll.target_rows(vcoll, size_text)
     rows += paired_target_rows(px, cond)
     r1 = {(r["op"], r["bytes"], r["method"]): r for r in coll if r["ranks"] == 1}
     d1, m1 = r1.get(("allreduce", 8, "devmesh")), r1.get(("allreduce", 8, "mpi"))
@@ -1091,6 +1097,9 @@ def main():
 
     # --- Gloo
     w(gloo_section(gloo, gcond, cond))
+
+    # --- variable-size and started collectives
+    w(report_vcoll.section(vcoll, cond, size_text, fmt_time, table))
 
     # --- bookkeeping
     w("## Bookkeeping: per-rank query cost\n")

@@ -40,11 +40,13 @@
 //                   first test() of a request hands its wait to a thread and
 //                   later tests ask that thread; wait() alone needs none.
 //   sendrecv        irecv, isend, then both waits.
-#include <gloo/allgather.h>
-#include <gloo/allreduce.h>
-#include <gloo/alltoall.h>
-#include <gloo/barrier.h>
-#include <gloo/broadcast.h>
+//   non-blocking collectives (version 4's i-forms): Gloo has none; each
+//                   communicator runs its started operations in order on a
+//                   thread of its own (worker.hpp), and its blocking ones
+//                   behind them when any are pending.
+//   alltoallv, allgatherv with displacements other than the packed prefix
+//                   sums, gatherv, scatterv, reduce_scatterv: see
+//                   vcollectives.cpp and rooted.cpp.
 #include <gloo/common/error.h>
 #include <gloo/context.h>
 #include <gloo/transport/context.h>
@@ -77,21 +79,7 @@ namespace plugin = devmesh::plugin;
 
 constexpr const char* kName = "gloo";
 
-using devmesh::gloo_backend::allreduce_bytes;
-using devmesh::gloo_backend::bytes_of;
-using devmesh::gloo_backend::close_connections;
-using devmesh::gloo_backend::Comm;
-using devmesh::gloo_backend::comm_arg;
-using devmesh::gloo_backend::element_size;
-using devmesh::gloo_backend::gloo_irecv;
-using devmesh::gloo_backend::gloo_isend;
-using devmesh::gloo_backend::gloo_recv;
-using devmesh::gloo_backend::gloo_send;
-using devmesh::gloo_backend::gloo_sendrecv;
-using devmesh::gloo_backend::gloo_test;
-using devmesh::gloo_backend::gloo_wait;
-using devmesh::gloo_backend::Instance;
-using devmesh::gloo_backend::run;
+using namespace devmesh::gloo_backend;  // the members of the table
 using devmesh::gloo_mpi::check_mpi;
 using devmesh::gloo_mpi::MpiBootstrappedContext;
 
@@ -259,18 +247,27 @@ int gloo_comm_connect(void* prepared, void** comm) {
   });
 }
 
-// Closes the context's connections: this rank's later operations fail with
-// REVOKED, and every peer's pending or later operation with this rank fails
-// at once (its connection is gone: BACKEND, Gloo's closed connection). The
-// status is not carried: TCP closes say nothing. Local and idempotent.
-int gloo_revoke(void* comm, int) {
+// Closes the context's connections: this rank's pending started operations
+// fail with the status the revoke carried (REVOKED when none), its later
+// operations with REVOKED, and every peer's pending or later operation with
+// this rank fails at once (its connection is gone: BACKEND, Gloo's closed
+// connection; TCP closes carry no status). Local and idempotent.
+int gloo_revoke(void* comm, int status) {
   return plugin::guarded([&] {
-    close_connections(comm_arg(comm), "revoked");
+    // Pending started operations fail with the status the revoke carried.
+    const bool known = status > DEVMESH_SUCCESS && status <= DEVMESH_ERR_TIMEOUT;
+    close_connections(comm_arg(comm), "revoked", known ? status : static_cast<int>(Status::revoked));
     devmesh::gloo_mpi::log(DEVMESH_LOG_INFO, "communicator revoked: its connections are closed");
   });
 }
 
-void gloo_comm_destroy(void* comm) { delete static_cast<Comm*>(comm); }
+// The worker ends first (its requests have ended: requests end before
+// comm_destroy), then the context.
+void gloo_comm_destroy(void* comm) {
+  auto* c = static_cast<Comm*>(comm);
+  if (c != nullptr) c->worker.stop();
+  delete c;
+}
 
 int gloo_comm_native(void* comm, void** handle) {
   return plugin::guarded([&] {
@@ -279,132 +276,67 @@ int gloo_comm_native(void* comm, void** handle) {
   });
 }
 
-int gloo_allreduce(void* comm, const void* send, void* recv, std::size_t count, int datatype, int op, void*) {
-  return plugin::guarded([&] {
-    Comm& c = comm_arg(comm);
-    bytes_of(count, element_size(datatype));
-    if (count == 0) return;
-    run(c, "allreduce", [&] { allreduce_bytes(c, send, recv, count, datatype, op); });
-  });
-}
-
-int gloo_allgather(void* comm, const void* send, void* recv, std::size_t count, int datatype, void*) {
-  return plugin::guarded([&] {
-    Comm& c = comm_arg(comm);
-    const std::size_t es = element_size(datatype);
-    const std::size_t total = bytes_of(count, es, static_cast<std::size_t>(c.context->size));
-    if (count == 0) return;
-    auto* mine = static_cast<char*>(recv) + bytes_of(count, es, static_cast<std::size_t>(c.context->rank));
-    run(c, "allgather", [&] {
-      // Gloo's allgather copies the input to the caller's block itself;
-      // in place, that block already holds it.
-      if (send != mine) std::memmove(mine, send, count * es);
-      gloo::AllgatherOptions opts(c.context);
-      opts.setOutput(static_cast<char*>(recv), total);
-      opts.setTimeout(c.timeout);
-      gloo::allgather(opts);
-    });
-  });
-}
-
-int gloo_reduce_scatter(void* comm, const void* send, void* recv, std::size_t count, int datatype, int op, void*) {
-  return plugin::guarded([&] {
-    Comm& c = comm_arg(comm);
-    const std::size_t es = element_size(datatype);
-    const std::size_t total = bytes_of(count, es, static_cast<std::size_t>(c.context->size));
-    if (count == 0) return;
-    // Emulated (see the top of this file): an allreduce of everything into a
-    // temporary, then the caller's block (in place, send == recv, it goes to
-    // the start of the buffer, as MPI_IN_PLACE).
-    std::vector<char> all(total);
-    run(c, "reduce_scatter", [&] { allreduce_bytes(c, send, all.data(), count * c.context->size, datatype, op); });
-    std::memcpy(recv, all.data() + count * es * static_cast<std::size_t>(c.context->rank), count * es);
-  });
-}
-
-int gloo_broadcast(void* comm, void* buffer, std::size_t count, int datatype, int root, void*) {
-  return plugin::guarded([&] {
-    Comm& c = comm_arg(comm);
-    const std::size_t bytes = bytes_of(count, element_size(datatype));
-    if (count == 0) return;
-    run(c, "broadcast", [&] {
-      gloo::BroadcastOptions opts(c.context);
-      opts.setOutput(static_cast<char*>(buffer), bytes);
-      opts.setRoot(root);
-      opts.setTimeout(c.timeout);
-      gloo::broadcast(opts);
-    });
-  });
-}
-
-int gloo_alltoall(void* comm, const void* send, void* recv, std::size_t count, int datatype, void*) {
-  return plugin::guarded([&] {
-    Comm& c = comm_arg(comm);
-    const std::size_t total = bytes_of(count, element_size(datatype), static_cast<std::size_t>(c.context->size));
-    if (count == 0) return;
-    std::vector<char> copy;
-    if (send == recv) {
-      copy.assign(static_cast<const char*>(send), static_cast<const char*>(send) + total);
-      send = copy.data();
-    }
-    run(c, "alltoall", [&] {
-      gloo::AlltoallOptions opts(c.context);
-      opts.setInput(static_cast<char*>(const_cast<void*>(send)), total);
-      opts.setOutput(static_cast<char*>(recv), total);
-      opts.setTimeout(c.timeout);
-      gloo::alltoall(opts);
-    });
-  });
-}
-
-int gloo_barrier(void* comm, void*) {
-  return plugin::guarded([&] {
-    Comm& c = comm_arg(comm);
-    run(c, "barrier", [&] {
-      gloo::BarrierOptions opts(c.context);
-      opts.setTimeout(c.timeout);
-      gloo::barrier(opts);
-    });
-  });
-}
 }  // namespace
 
-// Version 3 only: the plugin uses the core's host services (cross-check, MPI
-// error text), which older cores do not give.
-DEVMESH_BACKEND_EXPORT_V3 = {
+// The table of version 4, and of version 3 for cores that know no newer
+// one (both need the core's host services: cross-check, MPI error text,
+// which older cores do not give).
+#define DEVMESH_GLOO_V3_TABLE(abi)                                                                      \
+  {                                                                                                     \
+      {                                                                                                 \
+          abi, kName, per_rank_keys, nullptr /* init: init_host */, nullptr /* finalize */,             \
+          plugin::last_error, gloo_open, gloo_close, nullptr /* comm_create: prepare and connect */,    \
+          gloo_comm_destroy, gloo_comm_native, gloo_allreduce, gloo_allgather, gloo_reduce_scatter,     \
+          gloo_broadcast, gloo_alltoall, gloo_barrier, gloo_send, gloo_recv, plugin::last_mpi_error,    \
+      },                                                                                                \
+      gloo_isend, gloo_irecv, gloo_test, gloo_wait, gloo_sendrecv,                                      \
+  }
+
+// The timeout option bounds every wait; a revoke closes the connections,
+// which the peers see at once.
+constexpr unsigned long long kCaps3 =
+    DEVMESH_BACKEND_CAP_NONBLOCKING | DEVMESH_BACKEND_CAP_REVOKE_SPREADS | DEVMESH_BACKEND_CAP_DEADLINE;
+// Every member of version 4; the started ones run on the communicator's
+// worker thread (worker.hpp).
+constexpr unsigned long long kCaps4 =
+    kCaps3 | DEVMESH_BACKEND_CAP_ALLTOALLV | DEVMESH_BACKEND_CAP_ALLGATHERV | DEVMESH_BACKEND_CAP_REDUCE_SCATTERV |
+    DEVMESH_BACKEND_CAP_GATHER | DEVMESH_BACKEND_CAP_GATHERV | DEVMESH_BACKEND_CAP_SCATTER |
+    DEVMESH_BACKEND_CAP_SCATTERV | DEVMESH_BACKEND_CAP_REDUCE | DEVMESH_BACKEND_CAP_NONBLOCKING_COLLECTIVES |
+    DEVMESH_BACKEND_CAP_BATCH;
+
+DEVMESH_BACKEND_EXPORT_V4 = {
     {
-        {
-            DEVMESH_BACKEND_ABI_VERSION_3,
-            kName,
-            per_rank_keys,
-            nullptr,  // init: init_host
-            nullptr,  // finalize
-            plugin::last_error,
-            gloo_open,
-            gloo_close,
-            nullptr,  // comm_create: comm_prepare and comm_connect
-            gloo_comm_destroy,
-            gloo_comm_native,
-            gloo_allreduce,
-            gloo_allgather,
-            gloo_reduce_scatter,
-            gloo_broadcast,
-            gloo_alltoall,
-            gloo_barrier,
-            gloo_send,
-            gloo_recv,
-            plugin::last_mpi_error,
-        },
-        gloo_isend,
-        gloo_irecv,
-        gloo_test,
-        gloo_wait,
-        gloo_sendrecv,
+        DEVMESH_GLOO_V3_TABLE(DEVMESH_BACKEND_ABI_VERSION_4),
+        DEVMESH_BACKEND_MPI,
+        kCaps4,
+        gloo_init_host,
+        nullptr,  // reduce_supported: every type and reduction
+        gloo_comm_prepare,
+        gloo_comm_connect,
+        gloo_comm_abandon,
+        gloo_revoke,
     },
+    gloo_alltoallv,
+    gloo_allgatherv,
+    gloo_reduce_scatterv,
+    gloo_gather,
+    gloo_gatherv,
+    gloo_scatter,
+    gloo_scatterv,
+    gloo_reduce,
+    gloo_iallreduce,
+    gloo_iallgather,
+    gloo_ireduce_scatter,
+    gloo_ibroadcast,
+    gloo_ialltoall,
+    gloo_ibarrier,
+    gloo_batch,
+};
+
+DEVMESH_BACKEND_EXPORT_V3 = {
+    DEVMESH_GLOO_V3_TABLE(DEVMESH_BACKEND_ABI_VERSION_3),
     DEVMESH_BACKEND_MPI,
-    // The timeout option bounds every wait; a revoke closes the connections,
-    // which the peers see at once.
-    DEVMESH_BACKEND_CAP_NONBLOCKING | DEVMESH_BACKEND_CAP_REVOKE_SPREADS | DEVMESH_BACKEND_CAP_DEADLINE,
+    kCaps3,
     gloo_init_host,
     nullptr,  // reduce_supported: every type and reduction
     gloo_comm_prepare,

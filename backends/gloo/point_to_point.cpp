@@ -2,7 +2,9 @@
 // waitSend/waitRecv). Gloo has no non-blocking probe (a wait with a short
 // timeout fails the whole context when it expires), so the first test() of
 // a request hands its wait to a thread and later tests ask that thread;
-// wait() alone needs none. sendrecv is irecv, isend, then both waits.
+// wait() alone needs none. sendrecv is irecv, isend, then both waits;
+// batch starts each of its transfers in order and ends them together.
+// test() and wait() end the worker's requests too (worker.hpp).
 #include <gloo/transport/context.h>
 #include <gloo/transport/unbound_buffer.h>
 #include <gloo/types.h>
@@ -14,6 +16,7 @@
 #include <future>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "gloo_comm.hpp"
 #include "mpi_context.hpp"
@@ -28,7 +31,10 @@ using devmesh::gloo_mpi::backend_error;
 constexpr uint8_t kSendRecvSlotPrefix = 0x40;
 
 // One pending isend/irecv: the unbound buffer lives until the transfer ends.
-struct Request {
+struct Request final : PendingOp {
+  Request(Comm* c, bool s) : comm(c), send(s) {}
+  bool ready() override;
+  void finish() override;
   Comm* comm;
   bool send;
   std::unique_ptr<gloo::transport::UnboundBuffer> buffer;
@@ -44,7 +50,7 @@ std::unique_ptr<Request> start(Comm& c, void* buffer, std::size_t count, int dat
     throw Error(Status::unsupported, std::string(Send ? "send to" : "recv from") + " the caller's own rank " +
                                          std::to_string(peer) + " is not supported");
   if (count == 0) return nullptr;
-  auto r = std::make_unique<Request>(Request{&c, Send, nullptr, {}});
+  auto r = std::make_unique<Request>(&c, Send);
   run(c, Send ? "send" : "recv", [&] {
     r->buffer = c.context->createUnboundBuffer(buffer, bytes);
     const uint64_t slot = gloo::Slot::build(kSendRecvSlotPrefix, 0);
@@ -62,23 +68,23 @@ bool wait_buffer(gloo::transport::UnboundBuffer& b, bool send, std::chrono::mill
 
 // Waits (or collects the waiting thread's answer); failures mark the
 // communicator broken as any other operation's.
-void finish(Request& r) {
-  run(*r.comm, r.send ? "send" : "recv", [&] {
-    const bool done = r.waiter.valid() ? r.waiter.get() : wait_buffer(*r.buffer, r.send, r.comm->timeout);
+void Request::finish() {
+  run(*comm, send ? "send" : "recv", [&] {
+    const bool done = waiter.valid() ? waiter.get() : wait_buffer(*buffer, send, comm->timeout);
     if (!done) backend_error("aborted");
   });
 }
 
-// Whether finish(r) would return (or throw) at once.
-bool ready(Request& r) {
-  if (!r.waiter.valid()) {
-    gloo::transport::UnboundBuffer* b = r.buffer.get();
-    const bool send = r.send;
-    const auto timeout = r.comm->timeout;
-    r.waiter = std::async(std::launch::async, [b, send, timeout] { return wait_buffer(*b, send, timeout); });
+bool Request::ready() {
+  if (!waiter.valid()) {
+    gloo::transport::UnboundBuffer* b = buffer.get();
+    const auto timeout = comm->timeout;
+    waiter = std::async(std::launch::async, [b, s = send, timeout] { return wait_buffer(*b, s, timeout); });
   }
-  return r.waiter.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+  return waiter.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
 }
+
+void finish(Request& r) { r.finish(); }
 
 template <bool Send>
 int point_to_point(void* comm, void* buffer, std::size_t count, int datatype, int peer) {
@@ -86,6 +92,28 @@ int point_to_point(void* comm, void* buffer, std::size_t count, int datatype, in
     if (auto r = start<Send>(comm_arg(comm), buffer, count, datatype, peer)) finish(*r);
   });
 }
+
+// The transfers of one batch, ended together: the first failure is
+// reported after every transfer has ended.
+struct Batch final : PendingOp {
+  bool ready() override {
+    for (auto& r : parts)
+      if (!r->ready()) return false;
+    return true;
+  }
+  void finish() override {
+    std::exception_ptr first;
+    for (auto& r : parts) {
+      try {
+        r->finish();
+      } catch (...) {
+        if (!first) first = std::current_exception();
+      }
+    }
+    if (first) std::rethrow_exception(first);
+  }
+  std::vector<std::unique_ptr<Request>> parts;
+};
 
 }  // namespace
 
@@ -97,21 +125,43 @@ int gloo_recv(void* comm, void* buffer, std::size_t count, int datatype, int pee
 }
 
 int gloo_isend(void* comm, const void* buffer, std::size_t count, int datatype, int peer, void*, void** request) {
-  return plugin::guarded(
-      [&] { *request = start<true>(comm_arg(comm), const_cast<void*>(buffer), count, datatype, peer).release(); });
+  return plugin::guarded([&] {
+    *request = static_cast<PendingOp*>(start<true>(comm_arg(comm), const_cast<void*>(buffer), count, datatype, peer).release());
+  });
 }
 int gloo_irecv(void* comm, void* buffer, std::size_t count, int datatype, int peer, void*, void** request) {
-  return plugin::guarded([&] { *request = start<false>(comm_arg(comm), buffer, count, datatype, peer).release(); });
+  return plugin::guarded([&] {
+    *request = static_cast<PendingOp*>(start<false>(comm_arg(comm), buffer, count, datatype, peer).release());
+  });
+}
+int gloo_batch(void* comm, const devmesh_backend_p2p_t ops[], std::size_t n, void*, void** request) {
+  return plugin::guarded([&] {
+    Comm& c = comm_arg(comm);
+    if (n > 0 && ops == nullptr) throw Error(Status::invalid_argument, "batch: NULL ops with n > 0");
+    auto b = std::make_unique<Batch>();
+    b->parts.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const devmesh_backend_p2p_t& o = ops[i];
+      auto r = o.send ? start<true>(c, o.buffer, o.count, o.datatype, o.peer)
+                      : start<false>(c, o.buffer, o.count, o.datatype, o.peer);
+      if (r) b->parts.push_back(std::move(r));
+    }
+    if (request == nullptr) {
+      b->finish();
+      return;
+    }
+    *request = b->parts.empty() ? nullptr : static_cast<PendingOp*>(b.release());
+  });
 }
 int gloo_wait(void* request) {
-  const std::unique_ptr<Request> r(static_cast<Request*>(request));
+  const std::unique_ptr<PendingOp> r(static_cast<PendingOp*>(request));
   return plugin::guarded([&] {
-    if (r) finish(*r);
+    if (r) r->finish();
   });
 }
 int gloo_test(void* request, int* done) {
-  auto* r = static_cast<Request*>(request);
-  int rc = plugin::guarded([&] { *done = !r || ready(*r) ? 1 : 0; });
+  auto* r = static_cast<PendingOp*>(request);
+  int rc = plugin::guarded([&] { *done = !r || r->ready() ? 1 : 0; });
   if (rc == DEVMESH_SUCCESS && *done) return gloo_wait(request);
   if (rc != DEVMESH_SUCCESS) delete r;
   return rc;

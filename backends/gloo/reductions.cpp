@@ -2,6 +2,7 @@
 // the caller, so this backend supplies sum, prod, min and max for every data
 // type (gloo_backend.cpp, "What Gloo lacks").
 #include <gloo/allreduce.h>
+#include <gloo/reduce.h>
 #include <gloo/types.h>
 
 #include <cstddef>
@@ -190,6 +191,20 @@ void allreduce_bytes(Comm& c, const void* send, void* recv, std::size_t count, i
     opts.setReduceFunction(fn);
     opts.setTimeout(c.timeout);
     gloo::allreduce(opts);
+  });
+}
+
+void reduce_bytes(Comm& c, const void* send, void* recv, std::size_t count, int datatype, int op, int root) {
+  auto fn = reduction(datatype, op);
+  with_word(element_size(datatype), [&](auto w) {
+    using T = decltype(w);
+    gloo::ReduceOptions opts(c.context);
+    if (send != nullptr && send != recv) opts.setInput(static_cast<T*>(const_cast<void*>(send)), count);
+    opts.setOutput(static_cast<T*>(recv), count);
+    opts.setRoot(root);
+    opts.setReduceFunction(fn);
+    opts.setTimeout(c.timeout);
+    gloo::reduce(opts);
   });
 }
 

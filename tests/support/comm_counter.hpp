@@ -1,6 +1,7 @@
 // A PMPI layer that counts communicators made and freed in this process,
-// and collectives over MPI_COMM_WORLD (linked into MPI test programs ahead
-// of the MPI library).
+// collectives over MPI_COMM_WORLD, and every collective and point-to-point
+// call on any communicator (linked into MPI test programs ahead of the MPI
+// library).
 #pragma once
 
 #include <mpi.h>
@@ -27,6 +28,13 @@ inline long live() { return created() - freed(); }
 // Collective calls over MPI_COMM_WORLD (MPI_Allreduce, MPI_Allgather(v),
 // MPI_Bcast, MPI_Comm_split_type) since process start.
 long world_collectives();
+// Calls of MPI's collectives (blocking and started: MPI_Allreduce,
+// MPI_Allgather(v), MPI_Alltoall(v), MPI_Bcast, MPI_Gather(v),
+// MPI_Scatter(v), MPI_Reduce, MPI_Reduce_scatter(_block), MPI_Barrier and
+// their MPI_I* forms) and point to point (MPI_Send, MPI_Ssend, MPI_Recv,
+// MPI_Isend, MPI_Irecv, MPI_Sendrecv) on any communicator, since process
+// start. The large-count (_c) forms are not counted.
+long data_calls();
 // Seconds spent inside the collective calls this layer sees (the
 // creations above, MPI_Allreduce, MPI_Allgather(v), MPI_Bcast on any
 // communicator) since process start: a caller's time between them is its
