@@ -110,8 +110,7 @@ int gloo_iallreduce(void* comm, const void* send, void* recv, std::size_t count,
                     void** request) {
   return launch(comm, request, [&](Comm& c) { return allreduce_body(c, send, recv, count, datatype, op); });
 }
-int gloo_iallgather(void* comm, const void* send, void* recv, std::size_t count, int datatype, void*,
-                    void** request) {
+int gloo_iallgather(void* comm, const void* send, void* recv, std::size_t count, int datatype, void*, void** request) {
   return launch(comm, request, [&](Comm& c) { return allgather_body(c, send, recv, count, datatype); });
 }
 int gloo_ireduce_scatter(void* comm, const void* send, void* recv, std::size_t count, int datatype, int op, void*,
@@ -121,8 +120,7 @@ int gloo_ireduce_scatter(void* comm, const void* send, void* recv, std::size_t c
 int gloo_ibroadcast(void* comm, void* buffer, std::size_t count, int datatype, int root, void*, void** request) {
   return launch(comm, request, [&](Comm& c) { return broadcast_body(c, buffer, count, datatype, root); });
 }
-int gloo_ialltoall(void* comm, const void* send, void* recv, std::size_t count, int datatype, void*,
-                   void** request) {
+int gloo_ialltoall(void* comm, const void* send, void* recv, std::size_t count, int datatype, void*, void** request) {
   return launch(comm, request, [&](Comm& c) { return alltoall_body(c, send, recv, count, datatype); });
 }
 int gloo_ibarrier(void* comm, void*, void** request) {

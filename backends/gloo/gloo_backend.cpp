@@ -281,16 +281,41 @@ int gloo_comm_native(void* comm, void** handle) {
 // The table of version 4, and of version 3 for cores that know no newer
 // one (both need the core's host services: cross-check, MPI error text,
 // which older cores do not give).
-#define DEVMESH_GLOO_V3_TABLE(abi)                                                                      \
-  {                                                                                                     \
-      {                                                                                                 \
-          abi, kName, per_rank_keys, nullptr /* init: init_host */, nullptr /* finalize */,             \
-          plugin::last_error, gloo_open, gloo_close, nullptr /* comm_create: prepare and connect */,    \
-          gloo_comm_destroy, gloo_comm_native, gloo_allreduce, gloo_allgather, gloo_reduce_scatter,     \
-          gloo_broadcast, gloo_alltoall, gloo_barrier, gloo_send, gloo_recv, plugin::last_mpi_error,    \
-      },                                                                                                \
-      gloo_isend, gloo_irecv, gloo_test, gloo_wait, gloo_sendrecv,                                      \
-  }
+namespace {
+
+constexpr devmesh_backend_v2_t v2_table(unsigned abi) {
+  return {
+      {
+          abi,
+          kName,
+          per_rank_keys,
+          nullptr,  // init: init_host
+          nullptr,  // finalize
+          plugin::last_error,
+          gloo_open,
+          gloo_close,
+          nullptr,  // comm_create: comm_prepare and comm_connect
+          gloo_comm_destroy,
+          gloo_comm_native,
+          gloo_allreduce,
+          gloo_allgather,
+          gloo_reduce_scatter,
+          gloo_broadcast,
+          gloo_alltoall,
+          gloo_barrier,
+          gloo_send,
+          gloo_recv,
+          plugin::last_mpi_error,
+      },
+      gloo_isend,
+      gloo_irecv,
+      gloo_test,
+      gloo_wait,
+      gloo_sendrecv,
+  };
+}
+
+}  // namespace
 
 // The timeout option bounds every wait; a revoke closes the connections,
 // which the peers see at once.
@@ -298,15 +323,15 @@ constexpr unsigned long long kCaps3 =
     DEVMESH_BACKEND_CAP_NONBLOCKING | DEVMESH_BACKEND_CAP_REVOKE_SPREADS | DEVMESH_BACKEND_CAP_DEADLINE;
 // Every member of version 4; the started ones run on the communicator's
 // worker thread (worker.hpp).
-constexpr unsigned long long kCaps4 =
-    kCaps3 | DEVMESH_BACKEND_CAP_ALLTOALLV | DEVMESH_BACKEND_CAP_ALLGATHERV | DEVMESH_BACKEND_CAP_REDUCE_SCATTERV |
-    DEVMESH_BACKEND_CAP_GATHER | DEVMESH_BACKEND_CAP_GATHERV | DEVMESH_BACKEND_CAP_SCATTER |
-    DEVMESH_BACKEND_CAP_SCATTERV | DEVMESH_BACKEND_CAP_REDUCE | DEVMESH_BACKEND_CAP_NONBLOCKING_COLLECTIVES |
-    DEVMESH_BACKEND_CAP_BATCH;
+constexpr unsigned long long kCaps4 = kCaps3 | DEVMESH_BACKEND_CAP_ALLTOALLV | DEVMESH_BACKEND_CAP_ALLGATHERV |
+                                      DEVMESH_BACKEND_CAP_REDUCE_SCATTERV | DEVMESH_BACKEND_CAP_GATHER |
+                                      DEVMESH_BACKEND_CAP_GATHERV | DEVMESH_BACKEND_CAP_SCATTER |
+                                      DEVMESH_BACKEND_CAP_SCATTERV | DEVMESH_BACKEND_CAP_REDUCE |
+                                      DEVMESH_BACKEND_CAP_NONBLOCKING_COLLECTIVES | DEVMESH_BACKEND_CAP_BATCH;
 
 DEVMESH_BACKEND_EXPORT_V4 = {
     {
-        DEVMESH_GLOO_V3_TABLE(DEVMESH_BACKEND_ABI_VERSION_4),
+        v2_table(DEVMESH_BACKEND_ABI_VERSION_4),
         DEVMESH_BACKEND_MPI,
         kCaps4,
         gloo_init_host,
@@ -334,7 +359,7 @@ DEVMESH_BACKEND_EXPORT_V4 = {
 };
 
 DEVMESH_BACKEND_EXPORT_V3 = {
-    DEVMESH_GLOO_V3_TABLE(DEVMESH_BACKEND_ABI_VERSION_3),
+    v2_table(DEVMESH_BACKEND_ABI_VERSION_3),
     DEVMESH_BACKEND_MPI,
     kCaps3,
     gloo_init_host,

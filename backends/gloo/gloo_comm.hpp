@@ -45,8 +45,8 @@ struct Comm {
   // at once. Read by the caller's thread and the worker, hence the lock.
   std::mutex state;
   std::atomic<bool> is_broken{false};
-  std::string broken;      // why; under `state`
-  int revoke_status = 0;   // the status revoke() carried (0: not revoked); under `state`
+  std::string broken;     // why; under `state`
+  int revoke_status = 0;  // the status revoke() carried (0: not revoked); under `state`
   // The started operations, run in order on one thread (worker.hpp); last,
   // so that it stops before the context goes.
   Worker worker;
@@ -145,13 +145,11 @@ int gloo_alltoall(void* comm, const void* send, void* recv, std::size_t count, i
 int gloo_barrier(void* comm, void*);
 int gloo_iallreduce(void* comm, const void* send, void* recv, std::size_t count, int datatype, int op, void*,
                     void** request);
-int gloo_iallgather(void* comm, const void* send, void* recv, std::size_t count, int datatype, void*,
-                    void** request);
+int gloo_iallgather(void* comm, const void* send, void* recv, std::size_t count, int datatype, void*, void** request);
 int gloo_ireduce_scatter(void* comm, const void* send, void* recv, std::size_t count, int datatype, int op, void*,
                          void** request);
 int gloo_ibroadcast(void* comm, void* buffer, std::size_t count, int datatype, int root, void*, void** request);
-int gloo_ialltoall(void* comm, const void* send, void* recv, std::size_t count, int datatype, void*,
-                   void** request);
+int gloo_ialltoall(void* comm, const void* send, void* recv, std::size_t count, int datatype, void*, void** request);
 int gloo_ibarrier(void* comm, void*, void** request);
 // Version 4's variable-size and rooted collectives (vcollectives.cpp,
 // rooted.cpp).
@@ -160,16 +158,16 @@ int gloo_alltoallv(void* comm, const void* send, const std::size_t sendcounts[],
                    void** request);
 int gloo_allgatherv(void* comm, const void* send, std::size_t sendcount, void* recv, const std::size_t recvcounts[],
                     const std::size_t rdispls[], int datatype, void*, void** request);
-int gloo_reduce_scatterv(void* comm, const void* send, void* recv, const std::size_t recvcounts[], int datatype,
-                         int op, void*, void** request);
+int gloo_reduce_scatterv(void* comm, const void* send, void* recv, const std::size_t recvcounts[], int datatype, int op,
+                         void*, void** request);
 int gloo_gather(void* comm, const void* send, void* recv, std::size_t count, int datatype, int root, void*,
                 void** request);
 int gloo_gatherv(void* comm, const void* send, std::size_t sendcount, void* recv, const std::size_t recvcounts[],
                  const std::size_t rdispls[], int datatype, int root, void*, void** request);
 int gloo_scatter(void* comm, const void* send, void* recv, std::size_t count, int datatype, int root, void*,
                  void** request);
-int gloo_scatterv(void* comm, const void* send, const std::size_t sendcounts[], const std::size_t sdispls[],
-                  void* recv, std::size_t recvcount, int datatype, int root, void*, void** request);
+int gloo_scatterv(void* comm, const void* send, const std::size_t sendcounts[], const std::size_t sdispls[], void* recv,
+                  std::size_t recvcount, int datatype, int root, void*, void** request);
 int gloo_reduce(void* comm, const void* send, void* recv, std::size_t count, int datatype, int op, int root, void*,
                 void** request);
 

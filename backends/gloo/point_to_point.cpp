@@ -126,7 +126,8 @@ int gloo_recv(void* comm, void* buffer, std::size_t count, int datatype, int pee
 
 int gloo_isend(void* comm, const void* buffer, std::size_t count, int datatype, int peer, void*, void** request) {
   return plugin::guarded([&] {
-    *request = static_cast<PendingOp*>(start<true>(comm_arg(comm), const_cast<void*>(buffer), count, datatype, peer).release());
+    *request = static_cast<PendingOp*>(
+        start<true>(comm_arg(comm), const_cast<void*>(buffer), count, datatype, peer).release());
   });
 }
 int gloo_irecv(void* comm, void* buffer, std::size_t count, int datatype, int peer, void*, void** request) {

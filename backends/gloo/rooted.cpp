@@ -100,8 +100,8 @@ int gloo_gatherv(void* comm, const void* send, std::size_t sendcount, void* recv
   });
 }
 
-int gloo_scatterv(void* comm, const void* send, const std::size_t sendcounts[], const std::size_t sdispls[],
-                  void* recv, std::size_t recvcount, int datatype, int root, void*, void** request) {
+int gloo_scatterv(void* comm, const void* send, const std::size_t sendcounts[], const std::size_t sdispls[], void* recv,
+                  std::size_t recvcount, int datatype, int root, void*, void** request) {
   return launch(comm, request, [&](Comm& c) -> Body {
     const std::size_t es = element_size(datatype), n = static_cast<std::size_t>(c.context->size);
     bytes_of(recvcount, es);

@@ -119,8 +119,14 @@ int gloo_alltoallv(void* comm, const void* send, const std::size_t sendcounts[],
                    void** request) {
   return launch(comm, request, [&](Comm& c) -> Body {
     const std::size_t n = group_size(c);
-    AlltoallvArgs a{static_cast<const char*>(send), static_cast<char*>(recv), {}, {}, copy_of(recvcounts, n),
-                    copy_of(rdispls, n), element_size(datatype), send == recv};
+    AlltoallvArgs a{static_cast<const char*>(send),
+                    static_cast<char*>(recv),
+                    {},
+                    {},
+                    copy_of(recvcounts, n),
+                    copy_of(rdispls, n),
+                    element_size(datatype),
+                    send == recv};
     // In place, block r of recv goes to rank r and is replaced by rank r's.
     a.sc = a.in_place ? a.rc : copy_of(sendcounts, n);
     a.sd = a.in_place ? a.rd : copy_of(sdispls, n);
@@ -159,8 +165,8 @@ int gloo_allgatherv(void* comm, const void* send, std::size_t sendcount, void* r
   });
 }
 
-int gloo_reduce_scatterv(void* comm, const void* send, void* recv, const std::size_t recvcounts[], int datatype,
-                         int op, void*, void** request) {
+int gloo_reduce_scatterv(void* comm, const void* send, void* recv, const std::size_t recvcounts[], int datatype, int op,
+                         void*, void** request) {
   return launch(comm, request, [&](Comm& c) -> Body {
     Counts rc = copy_of(recvcounts, group_size(c));
     const std::size_t total = sum_of(rc), es = element_size(datatype);

@@ -17,9 +17,9 @@
 
 #include <chrono>
 #include <cstring>
-#include <typeinfo>
 #include <exception>
 #include <new>
+#include <typeinfo>
 #include <utility>
 
 #include "gloo_comm.hpp"

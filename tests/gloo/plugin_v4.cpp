@@ -141,7 +141,8 @@ template <class Src, class Dst>
 std::vector<unsigned char> expected(std::size_t length, std::size_t es, const Sizes& counts, const Sizes& displs,
                                     Src src, Dst dst) {
   std::vector<unsigned char> out(length * es, kGap);
-  for (std::size_t r = 0; r < counts.size(); ++r) fill_block(out.data() + displs[r] * es, counts[r], es, src(r), dst(r));
+  for (std::size_t r = 0; r < counts.size(); ++r)
+    fill_block(out.data() + displs[r] * es, counts[r], es, src(r), dst(r));
   return out;
 }
 std::size_t differing(const std::vector<unsigned char>& a, const std::vector<unsigned char>& b) {
@@ -180,7 +181,8 @@ void check_alltoallv(Group& g, const Type& t, bool gapped, bool in_place, Mode m
                             rc.data(), rd.data(), t.id, nullptr, q);
     });
     BOOST_TEST_REQUIRE(rc_ == DEVMESH_SUCCESS, v1().last_error());
-    auto want = expected(rlen, es, rc, rd, [](std::size_t r) { return r; }, [&](std::size_t) { return me; });
+    auto want = expected(
+        rlen, es, rc, rd, [](std::size_t r) { return r; }, [&](std::size_t) { return me; });
     BOOST_TEST(differing(recv, want) == 0u);
   }
 }
@@ -204,7 +206,8 @@ void check_allgatherv(Group& g, const Type& t, bool gapped, bool in_place, Mode 
       return v4().allgatherv(g.comm, sp, rc[me], recv.data(), rc.data(), rd.data(), t.id, nullptr, q);
     });
     BOOST_TEST_REQUIRE(rc_ == DEVMESH_SUCCESS, v1().last_error());
-    auto want = expected(len, es, rc, rd, [](std::size_t r) { return r; }, [](std::size_t) { return 0u; });
+    auto want = expected(
+        len, es, rc, rd, [](std::size_t r) { return r; }, [](std::size_t) { return 0u; });
     BOOST_TEST(differing(recv, want) == 0u);
   }
 }
@@ -214,21 +217,26 @@ void check_gather_scatter(Group& g, const Type& t, int root, bool in_place, Mode
                                        << m) {
     const std::size_t n = g.n(), me = g.me(), es = t.size, count = 3, rt = static_cast<std::size_t>(root);
     const bool at_root = g.rank == root;
-    const Sizes packed_d = [&] { Sizes d(n); for (std::size_t r = 0; r < n; ++r) d[r] = r * count; return d; }();
+    const Sizes packed_d = [&] {
+      Sizes d(n);
+      for (std::size_t r = 0; r < n; ++r) d[r] = r * count;
+      return d;
+    }();
     const Sizes all(n, count);
     // gather: block r of the root's recv from rank r
     std::vector<unsigned char> send(count * es), recv(at_root ? n * count * es : 0, kGap);
     fill_block(send.data(), count, es, me, rt);
     const unsigned char* sp = send.data();
-    if (at_root && in_place) std::memcpy(recv.data() + rt * count * es, send.data(), send.size()),
-        sp = recv.data() + rt * count * es;
+    if (at_root && in_place)
+      std::memcpy(recv.data() + rt * count * es, send.data(), send.size()), sp = recv.data() + rt * count * es;
     int rc = call(m, [&](void** q) {
       return v4().gather(g.comm, sp, at_root ? recv.data() : nullptr, count, t.id, root, nullptr, q);
     });
     BOOST_TEST_REQUIRE(rc == DEVMESH_SUCCESS, v1().last_error());
     if (at_root)
-      BOOST_TEST(differing(recv, expected(n * count, es, all, packed_d, [](std::size_t r) { return r; },
-                                          [&](std::size_t) { return rt; })) == 0u);
+      BOOST_TEST(differing(recv, expected(
+                                     n * count, es, all, packed_d, [](std::size_t r) { return r; },
+                                     [&](std::size_t) { return rt; })) == 0u);
     // scatter: the root's block r to rank r
     std::vector<unsigned char> blocks(at_root ? n * count * es : 0), out(count * es, kGap);
     for (std::size_t r = 0; at_root && r < n; ++r) fill_block(blocks.data() + r * count * es, count, es, rt, r);
@@ -256,15 +264,17 @@ void check_gatherv_scatterv(Group& g, const Type& t, int root, bool in_place, Mo
     std::vector<unsigned char> send(counts[me] * es), recv(at_root ? len * es : 0, kGap);
     fill_block(send.data(), counts[me], es, me, rt);
     const unsigned char* sp = send.data();
-    if (at_root && in_place) std::memcpy(recv.data() + d[rt] * es, send.data(), send.size()), sp = recv.data() + d[rt] * es;
+    if (at_root && in_place)
+      std::memcpy(recv.data() + d[rt] * es, send.data(), send.size()), sp = recv.data() + d[rt] * es;
     int rc = call(m, [&](void** q) {
       return v4().gatherv(g.comm, sp, counts[me], at_root ? recv.data() : nullptr, at_root ? counts.data() : nullptr,
                           at_root ? d.data() : nullptr, t.id, root, nullptr, q);
     });
     BOOST_TEST_REQUIRE(rc == DEVMESH_SUCCESS, v1().last_error());
     if (at_root)
-      BOOST_TEST(differing(recv, expected(len, es, counts, d, [](std::size_t r) { return r; },
-                                          [&](std::size_t) { return rt; })) == 0u);
+      BOOST_TEST(differing(recv, expected(
+                                     len, es, counts, d, [](std::size_t r) { return r; },
+                                     [&](std::size_t) { return rt; })) == 0u);
     // scatterv
     std::vector<unsigned char> blocks(at_root ? len * es : 0, kGap), out(counts[me] * es);
     for (std::size_t r = 0; at_root && r < n; ++r) fill_block(blocks.data() + d[r] * es, counts[r], es, rt, r);
@@ -321,9 +331,8 @@ void check_reductions(Group& g, const Num& t, int op, bool in_place, Mode m) {
     for (std::size_t i = 0; i < rc[me]; ++i) want_rs[i] = reference(op, n, off + i);
     std::vector<char> send = encode(t, mine), recv(std::max<std::size_t>(send.size(), 1), 0);
     char* out = in_place ? send.data() : recv.data();
-    int status = call(m, [&](void** q) {
-      return v4().reduce_scatterv(g.comm, send.data(), out, rc.data(), t.id, op, nullptr, q);
-    });
+    int status = call(
+        m, [&](void** q) { return v4().reduce_scatterv(g.comm, send.data(), out, rc.data(), t.id, op, nullptr, q); });
     BOOST_TEST_REQUIRE(status == DEVMESH_SUCCESS, v1().last_error());
     const std::vector<char> want = encode(t, want_rs);
     BOOST_TEST(std::memcmp(out, want.data(), want.size()) == 0);
@@ -409,18 +418,17 @@ void for_each_group(F&& f) {
 BOOST_AUTO_TEST_CASE(table_states_version_4) {
   const auto& t = v4();
   BOOST_TEST(t.v3.v2.v1.abi_version == 4u);
-  const unsigned long long all = DEVMESH_BACKEND_CAP_ALLTOALLV | DEVMESH_BACKEND_CAP_ALLGATHERV |
-                                 DEVMESH_BACKEND_CAP_REDUCE_SCATTERV | DEVMESH_BACKEND_CAP_GATHER |
-                                 DEVMESH_BACKEND_CAP_GATHERV | DEVMESH_BACKEND_CAP_SCATTER |
-                                 DEVMESH_BACKEND_CAP_SCATTERV | DEVMESH_BACKEND_CAP_REDUCE |
-                                 DEVMESH_BACKEND_CAP_NONBLOCKING_COLLECTIVES | DEVMESH_BACKEND_CAP_BATCH |
-                                 DEVMESH_BACKEND_CAP_NONBLOCKING;
+  const unsigned long long all =
+      DEVMESH_BACKEND_CAP_ALLTOALLV | DEVMESH_BACKEND_CAP_ALLGATHERV | DEVMESH_BACKEND_CAP_REDUCE_SCATTERV |
+      DEVMESH_BACKEND_CAP_GATHER | DEVMESH_BACKEND_CAP_GATHERV | DEVMESH_BACKEND_CAP_SCATTER |
+      DEVMESH_BACKEND_CAP_SCATTERV | DEVMESH_BACKEND_CAP_REDUCE | DEVMESH_BACKEND_CAP_NONBLOCKING_COLLECTIVES |
+      DEVMESH_BACKEND_CAP_BATCH | DEVMESH_BACKEND_CAP_NONBLOCKING;
   BOOST_TEST((t.v3.capabilities & all) == all);
-  for (const void* f : {(const void*)t.alltoallv, (const void*)t.allgatherv, (const void*)t.reduce_scatterv,
-                        (const void*)t.gather, (const void*)t.gatherv, (const void*)t.scatter,
-                        (const void*)t.scatterv, (const void*)t.reduce, (const void*)t.iallreduce,
-                        (const void*)t.iallgather, (const void*)t.ireduce_scatter, (const void*)t.ibroadcast,
-                        (const void*)t.ialltoall, (const void*)t.ibarrier, (const void*)t.batch})
+  for (const void* f :
+       {(const void*)t.alltoallv, (const void*)t.allgatherv, (const void*)t.reduce_scatterv, (const void*)t.gather,
+        (const void*)t.gatherv, (const void*)t.scatter, (const void*)t.scatterv, (const void*)t.reduce,
+        (const void*)t.iallreduce, (const void*)t.iallgather, (const void*)t.ireduce_scatter, (const void*)t.ibroadcast,
+        (const void*)t.ialltoall, (const void*)t.ibarrier, (const void*)t.batch})
     BOOST_TEST(f != nullptr);
 }
 

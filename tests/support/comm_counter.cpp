@@ -43,7 +43,9 @@ double seconds_in_collectives() { return static_cast<double>(inside_ns.load()) *
 }  // namespace comm_counter
 
 extern "C" {
-int MPI_Comm_dup(MPI_Comm c, MPI_Comm* out) { return count(timed([&] { return PMPI_Comm_dup(c, out); }), out); }
+int MPI_Comm_dup(MPI_Comm c, MPI_Comm* out) {
+  return count(timed([&] { return PMPI_Comm_dup(c, out); }), out);
+}
 int MPI_Comm_idup(MPI_Comm c, MPI_Comm* out, MPI_Request* r) {
   int rc = PMPI_Comm_idup(c, out, r);
   if (rc == MPI_SUCCESS) ++made;
@@ -61,8 +63,8 @@ int MPI_Allreduce(const void* s, void* r, int n, MPI_Datatype t, MPI_Op op, MPI_
 int MPI_Allgather(const void* s, int sn, MPI_Datatype st, void* r, int rn, MPI_Datatype rt, MPI_Comm c) {
   return moved(world(timed([&] { return PMPI_Allgather(s, sn, st, r, rn, rt, c); }), c));
 }
-int MPI_Allgatherv(const void* s, int sn, MPI_Datatype st, void* r, const int rn[], const int displs[],
-                   MPI_Datatype rt, MPI_Comm c) {
+int MPI_Allgatherv(const void* s, int sn, MPI_Datatype st, void* r, const int rn[], const int displs[], MPI_Datatype rt,
+                   MPI_Comm c) {
   return moved(world(timed([&] { return PMPI_Allgatherv(s, sn, st, r, rn, displs, rt, c); }), c));
 }
 int MPI_Bcast(void* b, int n, MPI_Datatype t, int root, MPI_Comm c) {
@@ -107,8 +109,8 @@ int MPI_Iallgather(const void* s, int sn, MPI_Datatype st, void* r, int rn, MPI_
                    MPI_Request* q) {
   return moved(PMPI_Iallgather(s, sn, st, r, rn, rt, c, q));
 }
-int MPI_Iallgatherv(const void* s, int sn, MPI_Datatype st, void* r, const int rn[], const int rd[],
-                    MPI_Datatype rt, MPI_Comm c, MPI_Request* q) {
+int MPI_Iallgatherv(const void* s, int sn, MPI_Datatype st, void* r, const int rn[], const int rd[], MPI_Datatype rt,
+                    MPI_Comm c, MPI_Request* q) {
   return moved(PMPI_Iallgatherv(s, sn, st, r, rn, rd, rt, c, q));
 }
 int MPI_Ialltoall(const void* s, int sn, MPI_Datatype st, void* r, int rn, MPI_Datatype rt, MPI_Comm c,
@@ -141,12 +143,10 @@ int MPI_Iscatterv(const void* s, const int sn[], const int sd[], MPI_Datatype st
 int MPI_Ireduce(const void* s, void* r, int n, MPI_Datatype t, MPI_Op op, int root, MPI_Comm c, MPI_Request* q) {
   return moved(PMPI_Ireduce(s, r, n, t, op, root, c, q));
 }
-int MPI_Ireduce_scatter(const void* s, void* r, const int rn[], MPI_Datatype t, MPI_Op op, MPI_Comm c,
-                        MPI_Request* q) {
+int MPI_Ireduce_scatter(const void* s, void* r, const int rn[], MPI_Datatype t, MPI_Op op, MPI_Comm c, MPI_Request* q) {
   return moved(PMPI_Ireduce_scatter(s, r, rn, t, op, c, q));
 }
-int MPI_Ireduce_scatter_block(const void* s, void* r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c,
-                              MPI_Request* q) {
+int MPI_Ireduce_scatter_block(const void* s, void* r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c, MPI_Request* q) {
   return moved(PMPI_Ireduce_scatter_block(s, r, n, t, op, c, q));
 }
 int MPI_Ibarrier(MPI_Comm c, MPI_Request* q) { return moved(PMPI_Ibarrier(c, q)); }
