@@ -14,9 +14,8 @@
 // untouched; an accepted one must succeed. Calls the reference accepts but
 // whose blocks do not lie inside the real buffers are not made (they would
 // be accepted, then read or write outside them: the C API cannot know a C
-// pointer's length), nor those with an entry past 2^63-1 (an empty block's
-// displacement, say), which the gate accepts and the MPI backend refuses
-// as UNSUPPORTED (MPI_Aint is signed). On 2 ranks every rank decodes the same input; the call
+// pointer's length). An empty block's displacement may be anything (the
+// MPI backend passes it on as 0). On 2 ranks every rank decodes the same input; the call
 // is made only when both ranks' references agree, so that no rank waits in
 // a collective the other refused.
 //
@@ -146,8 +145,6 @@ Verdict judge(int op, const Side& s, int k, int type) {
     v.refused = total > size_max || bad_buffer(s.send, total, es) || bad_buffer(s.recv, s.rc[k], es);
     v.inside = total <= R && s.rc[k] <= R;
   }
-  for (const auto* a : {&s.rc, &s.rd, &s.sc, &s.sd})
-    for (std::size_t x : *a) v.inside = v.inside && x <= static_cast<std::size_t>(INT64_MAX);
   return v;
 }
 

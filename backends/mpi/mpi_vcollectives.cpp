@@ -24,8 +24,12 @@ bool is_at(const void* p, const void* base, std::size_t n, int type) {
 const count_t* counts(Arrays& a, int slot, const std::size_t* in, int n, const char* name) {
   return converted(a.counts.data() + static_cast<std::size_t>(slot * n), in, n, name);
 }
-const displ_t* displs(Arrays& a, int slot, const std::size_t* in, int n, const char* name) {
-  return converted(a.displs.data() + static_cast<std::size_t>(slot * n), in, n, name);
+// The displacement of an empty block is not read: it passes as 0, so that
+// only what MPI uses must fit its integer.
+const displ_t* displs(Arrays& a, int slot, const std::size_t* in, const std::size_t* sizes, int n, const char* name) {
+  displ_t* out = a.displs.data() + static_cast<std::size_t>(slot * n);
+  for (int i = 0; i < n; ++i) out[i] = sizes[i] == 0 ? 0 : counted<displ_t>(in[i], name, static_cast<std::size_t>(i));
+  return out;
 }
 
 // allgatherv on a group of one: MPICH 4.0 writes the block at recv,
@@ -48,11 +52,11 @@ int alltoallv(void* c, const void* send, const std::size_t sendcounts[], const s
     Arrays& a = o.arrays();
     a.fit(n);
     const count_t* rc = counts(a, 1, recvcounts, n, "recvcounts");
-    const displ_t* rd = displs(a, 1, rdispls, n, "rdispls");
+    const displ_t* rd = displs(a, 1, rdispls, recvcounts, n, "rdispls");
     const bool in_place = send == recv;  // the send side is then unread
     const void* in = in_place ? MPI_IN_PLACE : send;
     const count_t* sc = in_place ? rc : counts(a, 0, sendcounts, n, "sendcounts");
-    const displ_t* sd = in_place ? rd : displs(a, 0, sdispls, n, "sdispls");
+    const displ_t* sd = in_place ? rd : displs(a, 0, sdispls, sendcounts, n, "sdispls");
     const MPI_Datatype t = mpi_datatype(type_of(type));
     o.go([&](MPI_Comm k) { return DEVMESH_MPI_COUNTED(MPI_Alltoallv)(in, sc, sd, t, recv, rc, rd, t, k); },
          [&](MPI_Comm k, MPI_Request* r) {
@@ -70,7 +74,7 @@ int allgatherv(void* c, const void* send, std::size_t sendcount, void* recv, con
     Arrays& a = o.arrays();
     a.fit(n);
     const count_t* rc = counts(a, 1, recvcounts, n, "recvcounts");
-    const displ_t* rd = displs(a, 1, rdispls, n, "rdispls");
+    const displ_t* rd = displs(a, 1, rdispls, recvcounts, n, "rdispls");
     const void* in = is_at(send, recv, rdispls[o.comm().rank], type) ? MPI_IN_PLACE : send;
     const count_t sc = counted<count_t>(sendcount);
     const MPI_Datatype t = mpi_datatype(type_of(type));
@@ -121,7 +125,7 @@ int gatherv(void* c, const void* send, std::size_t sendcount, void* recv, const 
     Arrays& a = o.arrays();
     a.fit(n);
     const count_t* rc = at_root ? counts(a, 1, recvcounts, n, "recvcounts") : nullptr;
-    const displ_t* rd = at_root ? displs(a, 1, rdispls, n, "rdispls") : nullptr;
+    const displ_t* rd = at_root ? displs(a, 1, rdispls, recvcounts, n, "rdispls") : nullptr;
     const bool in_place = at_root && is_at(send, recv, rdispls[root], type);
     const void* in = in_place ? MPI_IN_PLACE : send;
     const count_t sc = counted<count_t>(sendcount);
@@ -157,7 +161,7 @@ int scatterv(void* c, const void* send, const std::size_t sendcounts[], const st
     Arrays& a = o.arrays();
     a.fit(n);
     const count_t* sc = at_root ? counts(a, 0, sendcounts, n, "sendcounts") : nullptr;
-    const displ_t* sd = at_root ? displs(a, 0, sdispls, n, "sdispls") : nullptr;
+    const displ_t* sd = at_root ? displs(a, 0, sdispls, sendcounts, n, "sdispls") : nullptr;
     const bool in_place = at_root && is_at(recv, send, sdispls[root], type);
     void* out = in_place ? MPI_IN_PLACE : recv;
     const count_t rc = counted<count_t>(recvcount);
