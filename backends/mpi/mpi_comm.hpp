@@ -47,6 +47,7 @@ inline ReduceOp op_of(int op) { return static_cast<ReduceOp>(op); }
 struct Arrays {
   std::vector<count_t> counts;
   std::vector<displ_t> displs;
+  std::vector<char> copy;  // an in-place input sent from a copy (alltoallv under Open MPI 4)
   void fit(int n) {
     const auto want = 2 * static_cast<std::size_t>(n);
     if (counts.size() < want) counts.resize(want);

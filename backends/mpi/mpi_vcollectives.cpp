@@ -5,6 +5,7 @@
 // converted into the communicator's kept arrays (blocking) or the
 // request's own (started): O(group) work and no allocation per blocking
 // call once the arrays have grown.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -53,8 +54,23 @@ int alltoallv(void* c, const void* send, const std::size_t sendcounts[], const s
     a.fit(n);
     const count_t* rc = counts(a, 1, recvcounts, n, "recvcounts");
     const displ_t* rd = displs(a, 1, rdispls, recvcounts, n, "rdispls");
-    const bool in_place = send == recv;  // the send side is then unread
+    bool in_place = send == recv;  // the send side is then unread
     const void* in = in_place ? MPI_IN_PLACE : send;
+#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
+    // Open MPI 4.1's in-place MPI_Ialltoallv leaves the communicator's next
+    // nonblocking collective hanging: the blocks go from a copy instead.
+    if (in_place) {
+      std::size_t end = 0;
+      for (int r = 0; r < n; ++r)
+        if (recvcounts[r] > 0) end = std::max(end, rdispls[r] + recvcounts[r]);
+      const char* from = static_cast<const char*>(recv);
+      a.copy.assign(from, from + end * size_of(type_of(type)));
+      in = a.copy.data();
+      in_place = false;
+      sendcounts = recvcounts;
+      sdispls = rdispls;
+    }
+#endif
     const count_t* sc = in_place ? rc : counts(a, 0, sendcounts, n, "sendcounts");
     const displ_t* sd = in_place ? rd : displs(a, 0, sdispls, sendcounts, n, "sdispls");
     const MPI_Datatype t = mpi_datatype(type_of(type));
