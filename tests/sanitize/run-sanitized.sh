@@ -24,7 +24,7 @@ if [ ! -f "$build/build.ninja" ]; then
 fi
 
 # Which tests: by name, so that new unit tests and C API programs join.
-pattern='^devmesh:(unit / .*|mpi / (mesh|dims|creation|cart)-np[23]|mpi / (adopt|sessions)-np4|collectives / (collectives-mpi-np3|c-collectives-tp-mpi-dp-mpi-np3)|reliability / (lifetime-np[234]|finalize-alive-np3)|capi / (capi(-options)?|c-adopt|c-stale-handle)-np[234]|errors / errors-capi-np2)$'
+pattern='^devmesh:(unit / .*|mpi / (mesh|dims|creation|cart)-np[23]|mpi / (adopt|sessions)-np4|collectives / (collectives-mpi-np3|vcollectives-mpi-np3|c-collectives-tp-mpi-dp-mpi-np3)|reliability / (lifetime-np[234]|finalize-alive-np3)|capi / (capi(-options)?|capi-v|capi-requests|c-adopt|c-stale-handle)-np[234]|errors / errors-capi-np2)$'
 mapfile -t tests < <(meson test -C "$build" --list 2>/dev/null | grep -E "$pattern" | sed 's|.* / ||')
 [ ${#tests[@]} -gt 0 ] || { echo "run-sanitized: no tests selected in $build" >&2; exit 1; }
 
