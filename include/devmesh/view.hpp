@@ -200,6 +200,25 @@ struct Shrunk {
 // -> invalid_argument.
 DEVMESH_API Shrunk shrink(const View& root, std::span<const index_t> failed, std::optional<std::string_view> dim);
 
+// Who takes the places of the ranks at root indices `failed` when a mesh
+// is repaired (docs/SEMANTICS.md "Repair"). Pure: no MPI; the runtime and
+// devmesh-plan both ask it. Every survivor keeps its index; the spares
+// take failed indices first, the spare of the lowest parent rank the
+// lowest failed index, and spawned ranks, in the order MPI_Comm_spawn
+// numbers them, take the rest.
+//   root size 8, failed {6, 1}, 1 spare: failed {1, 6}, by_spare {1},
+//   by_spawn {6}, spares_left 0
+struct Repaired {
+  std::vector<index_t> failed;    // sorted, no repeats
+  std::vector<index_t> by_spare;  // by_spare[k]: the index spare k takes (spares by parent rank)
+  std::vector<index_t> by_spawn;  // by_spawn[j]: the index spawned rank j takes
+  index_t spares_left = 0;        // spares no index needs; they stay in standby
+};
+// Errors: a failed index outside [0, root_size) -> invalid_argument naming
+// it; spares < 0, or every index failed (no survivor to repair from) ->
+// invalid_argument.
+DEVMESH_API Repaired repair(index_t root_size, std::span<const index_t> failed, index_t spares);
+
 }  // namespace devmesh
 
 #endif  // DEVMESH_CXX20

@@ -1,4 +1,5 @@
-// shrink(): the mesh left after some ranks died (docs/SEMANTICS.md "Shrink").
+// shrink(): the mesh left after some ranks died (docs/SEMANTICS.md "Shrink"),
+// and repair(): who takes their places ("Repair").
 
 #include <algorithm>
 
@@ -78,6 +79,27 @@ Shrunk shrink(const View& root, std::span<const index_t> failed, std::optional<s
     else if (!dead[static_cast<std::size_t>(x)])
       out.spares.push_back(x);
   }
+  return out;
+}
+
+Repaired repair(index_t root_size, std::span<const index_t> failed, index_t spares) {
+  if (spares < 0) fail(Status::invalid_argument, "a repair cannot have " + std::to_string(spares) + " spares");
+  Repaired out;
+  for (const index_t x : failed) {
+    if (x < 0 || x >= root_size)
+      fail(Status::invalid_argument, "failed rank " + std::to_string(x) + " is not a root index of the mesh [0, " +
+                                         std::to_string(root_size) + ")");
+    out.failed.push_back(x);
+  }
+  std::sort(out.failed.begin(), out.failed.end());
+  out.failed.erase(std::unique(out.failed.begin(), out.failed.end()), out.failed.end());
+  if (root_size > 0 && static_cast<index_t>(out.failed.size()) == root_size)
+    fail(Status::invalid_argument,
+         "no rank is left to repair from: all " + std::to_string(root_size) + " ranks of the mesh failed");
+  const std::size_t taken = std::min(out.failed.size(), static_cast<std::size_t>(spares));
+  out.by_spare.assign(out.failed.begin(), out.failed.begin() + static_cast<std::ptrdiff_t>(taken));
+  out.by_spawn.assign(out.failed.begin() + static_cast<std::ptrdiff_t>(taken), out.failed.end());
+  out.spares_left = spares - static_cast<index_t>(taken);
   return out;
 }
 
