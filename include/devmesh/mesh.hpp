@@ -186,6 +186,23 @@ struct MeshOptions {
   // too. Waits it does not bound: docs/ERRORS.md "Waits". Without
   // fault_tolerance, or negative: invalid_argument.
   double deadline = 0;
+  // Hot spares (docs/SEMANTICS.md "Repair"), with fault_tolerance: the
+  // parent's last `spares` ranks do not join the mesh (prod(shape) = parent
+  // size - spares, root index = parent rank); their create() gives the
+  // null mesh, and Mesh::standby(parent) keeps them until a repair takes
+  // them or the members release them. Not with a rank list or host_aware,
+  // not without fault_tolerance, not the whole parent: invalid_argument.
+  int spares = 0;
+};
+
+// What Mesh::repair starts for the places no spare fills: MPI_Comm_spawn of
+// `command` with `argv` (NULL-terminated there) and `info` (hosts, a GPU per
+// newcomer: the MPI's spawn info keys), one process per empty place; each
+// calls Mesh::join() after MPI_Init.
+struct Spawn {
+  std::string command;
+  std::vector<std::string> argv;
+  MPI_Info info = MPI_INFO_NULL;
 };
 
 // The backend of a dim that flatten or unflatten makes, with that
@@ -402,6 +419,37 @@ class DEVMESH_API Mesh {
   // proc_failed elsewhere): shrink again. This mesh stays valid (revoked)
   // until destroyed.
   Mesh shrink(std::optional<std::string_view> dim = std::nullopt) const;
+  // The whole mesh again after a failure (docs/SEMANTICS.md "Repair"): a
+  // new root mesh with this root's shape, names and options, in which every
+  // survivor keeps its root index and the failed indices are filled by
+  // spares in standby (the lowest parent rank takes the lowest failed
+  // index), then by processes spawned from `spawn` (Mesh::join), one per
+  // index still empty. Its failed_ranks() are the indices this repair
+  // filled. Flattened names are not carried over: register them again, as
+  // after creation. Collective over the surviving members of the root, the
+  // spares in standby and the spawned processes; run it after an
+  // Error(proc_failed) or Error(revoked) (it revokes this mesh first). Not
+  // enough spares and no spawn: Error(invalid_argument), a spawn that
+  // fails: Error(backend), the same on every survivor, the spares still in
+  // standby (shrink() is left). A death during the repair: proc_failed or
+  // revoked on every survivor; repair again. Spares no index needs stay in
+  // standby for the new mesh. This mesh stays valid (revoked) until
+  // destroyed. Without fault_tolerance: unsupported.
+  Mesh repair(std::optional<Spawn> spawn = std::nullopt) const;
+  // Ends the standby of this root's spares (they get the null mesh).
+  // Collective over the surviving members of the root and its spares in
+  // standby; nothing to do (no communication) where the root has none.
+  void release_spares() const;
+  // A spare of the last fault-tolerant mesh with spares made over `parent`
+  // on this process waits until a repair takes it (the repaired mesh, in
+  // which it holds a failed index) or the members release it (the null
+  // mesh). Not bounded: it waits for the members. A process that is no
+  // such spare: invalid_argument; an MPI without ULFM: unsupported.
+  static Mesh standby(MPI_Comm parent);
+  // Called by a process a repair spawned, after MPI_Init: the repaired
+  // mesh, in which it holds a failed index. A process no repair started:
+  // invalid_argument; an MPI without ULFM: unsupported.
+  static Mesh join();
   // The caller's root index (row-major number of its root coordinate).
   int root_index() const;
   // On a mesh made by shrink(): the new root index of old root index

@@ -70,6 +70,7 @@ const std::vector<BackendSpec>& named_backends(Creation& c) {
 Creation::~Creation() {
   if (group_comm != MPI_COMM_NULL && mpi_alive()) MPI_Comm_free(&group_comm);
   if (request.owns_parent && mpi_alive()) mpi::free_comm(request.parent);
+  if (pool != MPI_COMM_NULL && mpi_alive()) MPI_Comm_free(&pool);
 }
 
 const char* call_of(CreationKind kind) { return kind == CreationKind::comms ? "mesh adoption" : "mesh creation"; }
@@ -148,13 +149,20 @@ void check_locally(Creation& c) {
   mode_of(r).check(c);
   switch (r.kind) {
     case CreationKind::comms:
+      if (r.options.spares != 0) member_ranks_with_spares(r.options, true, c.world);  // throws
       c.adopting = read_comms(c.parent, r.comms, r.names);
       break;
     case CreationKind::hosts:
+      if (r.options.spares != 0) member_ranks_with_spares(r.options, true, c.world);  // throws
       // The names now; the shape once the hosts are known.
       View::create(RootSpec{{1, c.world}, r.names, c.world, {}});
       break;
     default:
+      if (r.options.spares != 0) {
+        c.order = member_ranks_with_spares(r.options, r.kind == CreationKind::ranks, c.world);
+        c.view = View::create(RootSpec{widen(r.shape), r.names, c.world, widen(c.order)});
+        break;
+      }
       c.view = View::create(RootSpec{widen(r.shape), r.names, c.world, widen(r.ranks)});
       if (r.kind == CreationKind::ranks) c.order = r.ranks;
   }
@@ -177,6 +185,7 @@ std::array<Field, 9> fields_of(Creation& c) {
   ha.add(r.options.host_aware ? 1 : 0);
   ha.add(r.options.fault_tolerance ? 1 : 0);
   ha.add(static_cast<std::int64_t>(r.options.deadline * 1e6));
+  ha.add(r.options.spares);
   be.add(r.options.backend);
   for (const auto& [dim, backend] : r.options.dim_backends) {
     be.add(dim);
@@ -197,7 +206,7 @@ std::array<Field, 9> fields_of(Creation& c) {
            {"dim names", nm.h},
            {"rank lists", rk.h},
            {"numbers of communicators", nc.h},
-           {"host_aware, fault_tolerance and deadline settings", ha.h},
+           {"host_aware, fault_tolerance, deadline and spares settings", ha.h},
            {"backends", be.h},
            {"backend options", op.h}}};
 }
@@ -394,7 +403,8 @@ Mesh create(CreationRequest request) {
   const CreationRequest& r = c.request;
   if (r.kind == CreationKind::hosts || r.options.host_aware) order_by_host(c);
   if (r.kind == CreationKind::comms) adopt_layout(c);
-  return build(c);
+  if (r.options.spares == 0 || r.fresh_parent) return build(c);
+  return build_with_spares(c, build);
 }
 
 }  // namespace devmesh::detail

@@ -44,6 +44,9 @@ struct CreationRequest {
   // (no communicator made for the root), else the new mesh keeps it as its
   // parent; a non-member, or a failed creation, frees it.
   bool owns_parent = false;
+  // The parent is devmesh's own, just made by a shrink or a repair (owned
+  // or not): the members agree over it before making anything over it.
+  bool fresh_parent = false;
   // How the creation treats failure; null: as the options say
   // (fault_tolerance: ulfm_mode(), else plain_mode()).
   const CreationMode* mode = nullptr;

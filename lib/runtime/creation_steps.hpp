@@ -50,6 +50,10 @@ struct Creation {
   // What failed on this rank alone where the arguments needed no
   // cross-check (a shrink's), reported at the end.
   std::optional<Error> deferred;
+  // A copy of the parent made on every parent rank where the root has
+  // spares (options.spares), made with the root communicator; the pool a
+  // repair takes them from (ulfm/pool.hpp).
+  mutable MPI_Comm pool = MPI_COMM_NULL;
 };
 
 // How a creation treats failure. The driver runs, on every rank: local
@@ -90,5 +94,8 @@ std::array<Field, 9> fields_of(Creation& c);
 void cross_check_arguments(Creation& c);
 // Takes the next root sequence number of this process without a cross-check.
 std::uint64_t next_root_seq();
+// Runs build (the driver's last step) for a creation with spares
+// (ulfm/spares.cpp): the spares stand by for the mesh once every member made it.
+Mesh build_with_spares(Creation& c, Mesh (*build)(Creation&));
 
 }  // namespace devmesh::detail

@@ -284,6 +284,8 @@ Mesh Mesh::shrink(std::optional<std::string_view> dim) const {
   // and fails the creation everywhere.
   detail::CreationRequest r = request(detail::CreationKind::ranks, survivors, {1}, {"survivors"}, state_->options());
   r.owns_parent = true;
+  r.fresh_parent = true;
+  r.options.spares = 0;
   r.mode = &detail::ulfm_survivors_mode();
   r.ranks = {0};
   std::vector<index_t> kept;

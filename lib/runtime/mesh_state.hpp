@@ -23,6 +23,7 @@
 #include "devmesh/mesh.hpp"
 #include "failure_policy.hpp"
 #include "plugins.hpp"
+#include "ulfm/pool.hpp"
 
 namespace devmesh::detail {
 
@@ -165,6 +166,11 @@ class MeshState : public std::enable_shared_from_this<MeshState> {
   // The new root index of an old one, -1 when dropped; invalid_argument
   // for a mesh not made by a shrink or an index outside the old root.
   int shrunk_index(index_t old_index) const;
+  // The pool a repair takes processes from (ulfm/pool.hpp): set at
+  // creation where the root has spares, or by the repair that made it; null
+  // otherwise (the root communicator is the pool then). Read and replaced
+  // by repair and release_spares only (collective calls, one thread).
+  std::shared_ptr<Pool>& pool() noexcept { return pool_; }
 
   // What an attribute on a communicator handed out tells: its delete
   // callback ran because the program freed it. devmesh's own free sets
@@ -281,6 +287,7 @@ class MeshState : public std::enable_shared_from_this<MeshState> {
   MPI_Comm owned_parent_ = MPI_COMM_NULL;
   std::vector<index_t> old_index_;
   index_t old_size_ = 0;
+  std::shared_ptr<Pool> pool_;
 };
 
 template <class F>

@@ -93,13 +93,17 @@ Error as_death(const Creation& c, const Error& e) {
 // that member's MPI_Comm_create. A death among the members fails an
 // agreement on every member alike (PROC_FAILED).
 MPI_Comm create_root_comm(const Creation& c, MPI_Group group) {
-  const bool survivors = c.request.owns_parent;
+  const bool survivors = c.request.fresh_parent;
   int made = 1;
   if (survivors) check_mpi(mpi::comm_agree(c.parent, &made), "MPIX_Comm_agree");
+  // Spares: the pool, a copy of the parent, made on every parent rank.
+  const bool pool = c.request.options.spares > 0 && !survivors;
+  const int pool_rc = pool ? MPI_Comm_dup(c.parent, &c.pool) : MPI_SUCCESS;
   MPI_Comm comm = MPI_COMM_NULL;
   const int rc = MPI_Comm_create(c.parent, group, &comm);
   std::optional<Error> failed;
   try {
+    check_mpi(pool_rc, "MPI_Comm_dup");
     check_mpi(rc, "MPI_Comm_create");
   } catch (const Error& e) {
     failed = as_death(c, e);
@@ -107,8 +111,12 @@ MPI_Comm create_root_comm(const Creation& c, MPI_Group group) {
   if (failed && survivors) mpi::comm_revoke(c.parent);
   made = failed ? 0 : 1;
   const int agreed = mpi::comm_agree(c.parent, &made);
-  if (!failed && agreed == MPI_SUCCESS && made) return comm;
+  if (!failed && agreed == MPI_SUCCESS && made) {
+    if (c.pool != MPI_COMM_NULL) return_errors(c.pool);
+    return comm;
+  }
   if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+  if (c.pool != MPI_COMM_NULL) MPI_Comm_free(&c.pool);
   if (failed) {
     // Over the program's parent, the others learn this member's failure.
     if (!survivors && agreed == MPI_SUCCESS)
