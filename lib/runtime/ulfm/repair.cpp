@@ -141,8 +141,9 @@ void unpack(const std::string& bytes, RootRecipe& r, Repaired& plan) {
   plan.by_spawn = in.ints();
 }
 
-// Sends (rank 0 of comm) or receives the recipe and plan over comm.
-void share_recipe(MPI_Comm comm, RootRecipe& recipe, Repaired& plan) {
+// Sends the recipe and plan over comm from rank 0 (a member) to the ranks
+// that lack them (the spawned ones: `receive`).
+void share_recipe(MPI_Comm comm, RootRecipe& recipe, Repaired& plan, bool receive) {
   int me = 0;
   DEVMESH_MPI(MPI_Comm_rank(comm, &me));
   std::string bytes = me == 0 ? pack(recipe, plan) : std::string();
@@ -150,7 +151,7 @@ void share_recipe(MPI_Comm comm, RootRecipe& recipe, Repaired& plan) {
   DEVMESH_MPI(MPI_Bcast(&n, 1, MPI_LONG_LONG, 0, comm));
   bytes.resize(static_cast<std::size_t>(n));
   DEVMESH_MPI(MPI_Bcast(bytes.data(), static_cast<int>(n), MPI_CHAR, 0, comm));
-  if (me != 0) unpack(bytes, recipe, plan);
+  if (receive) unpack(bytes, recipe, plan);
 }
 
 // --- the round ----------------------------------------------------------------
@@ -314,7 +315,7 @@ std::optional<Mesh> repair_round(std::shared_ptr<Pool>& pool, RootRecipe recipe,
   try {
     if (!plan.by_spawn.empty()) {
       merged = spawn_and_merge(pool->comm, spawn, plan);
-      share_recipe(merged, recipe, plan);
+      share_recipe(merged, recipe, plan, false);
     }
     std::shared_ptr<Pool> next;
     Mesh out = make_repaired(merged, key, recipe, plan, &next);
@@ -401,7 +402,7 @@ Mesh Mesh::join() {
   Repaired plan;
   std::shared_ptr<detail::Pool> unused;
   try {
-    detail::share_recipe(merged, recipe, plan);
+    detail::share_recipe(merged, recipe, plan, true);
     int me = 0, size = 0;
     DEVMESH_MPI(MPI_Comm_rank(merged, &me));
     DEVMESH_MPI(MPI_Comm_size(merged, &size));
