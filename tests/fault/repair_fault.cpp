@@ -6,7 +6,8 @@
 //   X@S        whoever holds root index X dies (SIGKILL) before step S;
 //   X@rN       whoever holds root index X dies entering its N-th repair
 //              (a death during the others' repair);
-//   wW@M       world rank W (a spare) dies M ms into its standby;
+//   wW@M       world rank W (a spare) dies M ms into its standby, unless
+//              a repair took it by then;
 // "-" for none. A refused repair (too few spares, SPAWN 0) ends the run:
 // the survivors release the spares. Every process writes DIR/<id>.json
 // (id: w<world rank>, or n<pid> for a spawned one): how it started (member
@@ -21,6 +22,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <climits>
 #include <cmath>
@@ -260,13 +262,15 @@ int main(int argc, char** argv) {
       run.mesh = Mesh::create(MPI_COMM_WORLD, {4, 2}, {"replicate", "shard"}, options);
       if (!run.mesh) {
         run.start = "spare";
+        static std::atomic<bool> waiting{true};
         for (const Kill& k : run.kills)
           if (k.world == world)
             std::thread([ms = k.ms] {
               std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-              raise(SIGKILL);
+              if (waiting) raise(SIGKILL);
             }).detach();
         run.mesh = Mesh::standby(MPI_COMM_WORLD);
+        waiting = false;
         if (!run.mesh) {
           run.end = "released";
           run.report();

@@ -296,11 +296,12 @@ std::optional<Mesh> repair_round(std::shared_ptr<Pool>& pool, RootRecipe recipe,
   Repaired plan = repair(members, failed, static_cast<index_t>(pool->spare_rank.size()));
   if (!plan.by_spawn.empty() && !(op & op_spawn)) {
     if (index < 0) return std::nullopt;
+    const std::size_t n = pool->spare_rank.size();
     throw Error(Status::invalid_argument,
-                "repair: root index" + std::string(failed.size() == 1 ? " " : "es ") + index_list(plan.failed) +
-                    " failed and " + std::to_string(pool->spare_rank.size()) + " spare" +
-                    (pool->spare_rank.size() == 1 ? "" : "s") +
-                    " stand by; give a command to spawn the rest, or shrink the mesh");
+                "repair: root " + std::string(plan.failed.size() == 1 ? "index " : "indices ") +
+                    index_list(plan.failed) + " failed" + " and " +
+                    (n == 1 ? "1 spare stands" : std::to_string(n) + " spares stand") +
+                    " by; give a command to spawn the rest, or shrink the mesh");
   }
   int me = 0;
   DEVMESH_MPI(MPI_Comm_rank(pool->comm, &me));
