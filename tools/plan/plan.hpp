@@ -82,7 +82,7 @@ struct SvgOptions {
   std::optional<Hosts> hosts;     // boxed
   std::string ops;                // the op chain, for the title ("" = the root view)
   // Lines under the title, each a <text class="note" data-note=KIND>
-  // (--shrink: "failed", "spares", "kept").
+  // (--shrink: "failed", "spares", "kept"; --repair: see repair_notes).
   struct Note {
     std::string kind, text;
   };
@@ -92,6 +92,38 @@ struct SvgOptions {
 // A standalone SVG document of the root grid (see render_svg.cpp).
 // Throws Error(invalid_argument) above max_drawn_ranks ranks.
 std::string to_svg(const View& view, const SvgOptions& options);
+
+// "0,1,6,7", "none"; past 64 entries the first 64 and how many in all.
+std::string list_text(const std::vector<index_t>& xs);
+
+// --failed LIST --repair [--spares N] (repair.cpp): the root `before`, made
+// with `spares` spares (parent ranks 0..W-1, the spares W..W+N-1), and who
+// fills each failed index.
+struct RepairResult {
+  View before;
+  index_t spares = 0;
+  Repaired repaired;
+};
+
+// The repaired root, as the chain goes on from it: the same shape and names,
+// every survivor at its index, spare k as parent rank W+k, spawned rank j as
+// W+N+j. Errors: those of devmesh::repair (a failed index out of range,
+// spares < 0, every index failed); a view that is not the root, a rank list
+// other than 0..W-1, a parent of neither W nor W+N ranks, more than
+// max_listed_ranks ranks -> invalid_argument.
+View repair_root(const View& root, const std::vector<index_t>& failed, index_t spares,
+                 std::optional<RepairResult>& result);
+// The summary lines (kinds "repair", "failed", "filled", "kept", "standby"),
+// shared by the text and the SVG.
+std::vector<SvgOptions::Note> repair_notes(const RepairResult& r);
+// The summary, then the mesh before the repair, then "after the repair:".
+void repair_text(std::ostream& os, const RepairResult& r);
+// {"failed", "filled": [{"index", "coords", "by", "parent_rank" | "spawn_rank"}],
+//  "spares", "spares_left", "spawned", "kept", "standby_ranks", "before"}.
+nlohmann::ordered_json repair_json(const RepairResult& r);
+// Why parent rank `rank` is no member of the repaired mesh (it failed, or
+// it is a spare left in standby), or "" when the repair is not why.
+std::string repair_not_member(const RepairResult& r, index_t rank);
 
 }  // namespace devmesh::plan
 
