@@ -41,7 +41,6 @@ using devmesh::Error;
 using devmesh::index_t;
 using devmesh::Status;
 using devmesh::View;
-using devmesh::plan::list_text;
 
 // The one list parser: splits `text` at `sep`, keeping empty items (the
 // model judges names; parse_index rejects empty numbers).
@@ -145,99 +144,6 @@ nlohmann::ordered_json neighbors_json(const View& view, const NeighborQuery& q, 
                      {"local_prev", local_of(prev)}, {"local_next", local_of(next)}});
   }
   return {{"dim", q.name}, {"periodic", q.periodic}, {"distance", q.distance}, {"ranks", ranks}};
-}
-
-// --failed LIST --shrink [DIM]: what the shrink of the root `before` kept,
-// for the summary; the chain goes on from the new root.
-struct ShrinkResult {
-  View before;                    // the root shrunk
-  std::optional<std::size_t> dim; // its dim, or none (every survivor)
-  std::vector<index_t> failed;    // old root indices, sorted, no repeats
-  std::vector<index_t> dropped;   // coordinates along dim dropped, increasing
-  devmesh::Shrunk shrunk;
-};
-
-// The shrunk root as the runtime builds it: the same parent, the kept
-// ranks' parent ranks as its rank list.
-View shrink_root(const View& root, const std::vector<index_t>& failed, const std::string& dim,
-                 std::optional<ShrinkResult>& result) {
-  // shrink is O(W) in memory; the planner shows it where JSON lists groups.
-  if (root.root_size() > devmesh::plan::max_listed_ranks)
-    throw Error(Status::invalid_argument, "--shrink is shown for meshes of at most " +
-                                              std::to_string(devmesh::plan::max_listed_ranks) + " ranks; this one has " +
-                                              std::to_string(root.root_size()));
-  ShrinkResult r{root, std::nullopt, failed, {}, {}};
-  r.shrunk = devmesh::shrink(root, failed, dim == "-" ? std::nullopt : std::optional<std::string_view>(dim));
-  std::sort(r.failed.begin(), r.failed.end());
-  r.failed.erase(std::unique(r.failed.begin(), r.failed.end()), r.failed.end());
-  if (dim != "-") {
-    r.dim = root.dim_or_only(dim);
-    for (const index_t x : r.failed) r.dropped.push_back(root.local_rank(*r.dim, x));
-    std::sort(r.dropped.begin(), r.dropped.end());
-    r.dropped.erase(std::unique(r.dropped.begin(), r.dropped.end()), r.dropped.end());
-  }
-  devmesh::RootSpec spec{r.shrunk.shape, r.shrunk.names, root.world(), {}};
-  for (const index_t x : r.shrunk.kept) spec.ranks.push_back(root.parent_rank(x));
-  View next = View::create(std::move(spec));
-  result = std::move(r);
-  return next;
-}
-
-std::vector<index_t> parent_ranks(const View& root, const std::vector<index_t>& xs) {
-  std::vector<index_t> out;
-  out.reserve(xs.size());
-  for (const index_t x : xs) out.push_back(root.parent_rank(x));
-  return out;
-}
-
-// The summary lines: the shrink, then the failed, spare and kept ranks as
-// old root indices (with their parent ranks where a rank list makes them
-// differ). Shared by the text and the SVG.
-std::string shrink_heading(const ShrinkResult& r) {
-  if (!r.dim)
-    return "shrunk to every survivor: one dim " + r.shrunk.names[0] + " of " + std::to_string(r.shrunk.kept.size()) +
-           " ranks";
-  const std::string& name = r.before.dims()[*r.dim].name;
-  std::string out = "shrunk along " + name + ": ";
-  if (r.dropped.empty()) return out + "nothing failed, nothing dropped";
-  out += "dropped";
-  for (const index_t c : r.dropped) out += " " + name + "=" + std::to_string(c);
-  return out + " (" + name + " " + std::to_string(r.before.dims()[*r.dim].size()) + " -> " +
-         std::to_string(r.shrunk.shape[*r.dim]) + ")";
-}
-
-std::vector<devmesh::plan::SvgOptions::Note> shrink_notes(const ShrinkResult& r) {
-  std::vector<devmesh::plan::SvgOptions::Note> out{{"shrink", shrink_heading(r)}};
-  const bool listed = r.before.has_rank_list();
-  for (const auto& [kind, xs] : {std::pair<std::string, const std::vector<index_t>*>{"failed", &r.failed},
-                                 {"spares", &r.shrunk.spares},
-                                 {"kept", &r.shrunk.kept}}) {
-    std::string line = kind + ": " + list_text(*xs);
-    if (listed && !xs->empty()) line += " (parent ranks " + list_text(parent_ranks(r.before, *xs)) + ")";
-    out.push_back({kind, line});
-  }
-  return out;
-}
-
-void shrink_text(std::ostream& os, const ShrinkResult& r) {
-  const auto notes = shrink_notes(r);
-  os << notes[0].text << '\n';
-  for (std::size_t i = 1; i < notes.size(); ++i) os << "  " << notes[i].text << '\n';
-  if (r.before.has_rank_list()) os << "  (root indices of the mesh shrunk; the mesh below shows parent ranks)\n";
-  os << '\n';
-}
-
-nlohmann::ordered_json shrink_json(const ShrinkResult& r) {
-  nlohmann::ordered_json j;
-  j["dim"] = r.dim ? nlohmann::ordered_json(r.before.dims()[*r.dim].name) : nlohmann::ordered_json(nullptr);
-  j["dropped"] = r.dropped;
-  j["failed"] = r.failed;
-  j["spares"] = r.shrunk.spares;
-  j["kept"] = r.shrunk.kept;
-  j["failed_ranks"] = parent_ranks(r.before, r.failed);
-  j["spare_ranks"] = parent_ranks(r.before, r.shrunk.spares);
-  j["kept_ranks"] = parent_ranks(r.before, r.shrunk.kept);
-  return j;
 }
 
 int fail(bool json, Status status, std::string message, std::ostream& to_stdout, std::ostream& to_stderr) {
@@ -399,7 +305,7 @@ std::string help_footer() {
 struct Chain {
   View view;
   std::string ops;
-  std::optional<ShrinkResult> shrunk;
+  std::optional<devmesh::plan::ShrinkResult> shrunk;
   std::optional<devmesh::plan::RepairResult> repaired;
 };
 
@@ -445,7 +351,7 @@ Chain run_chain(const CLI::App& app, const Args& a) {
       pushed.push_back(c.view);
       c.ops += " --push";
     } else if (opt == a.shrink) {
-      c.view = shrink_root(c.view, failed, a.shrinks[n], c.shrunk);
+      c.view = devmesh::plan::shrink_root(c.view, failed, a.shrinks[n], c.shrunk);
       c.ops += failed_arg + " --shrink " + a.shrinks[n];
     } else if (opt == a.repair) {
       const index_t spares = a.spares_opt->count() > 0 ? parse_index(a.spares, "--spares") : 0;
@@ -467,21 +373,10 @@ std::optional<devmesh::plan::Member> find_member(const Args& a, const Chain& c) 
   if (a.rank.empty()) return std::nullopt;
   const index_t r = parse_index(a.rank, "--rank");
   const std::optional<index_t> x = c.view.root_index(r);
-  if (!x && c.shrunk) {
-    // Say why a rank of the old mesh is no member of the shrunk one.
-    const std::optional<index_t> old = c.shrunk->before.root_index(r);
-    const auto holds = [&](const std::vector<index_t>& xs) {
-      return old && std::binary_search(xs.begin(), xs.end(), *old);
-    };
-    if (holds(c.shrunk->failed))
-      throw Error(Status::invalid_argument, "rank " + std::to_string(r) + " failed: it is not a member of the shrunk mesh");
-    if (holds(c.shrunk->shrunk.spares))
-      throw Error(Status::invalid_argument, "rank " + std::to_string(r) +
-                                                " is a spare (alive in a dropped slice): it is not a member "
-                                                "of the shrunk mesh");
-  }
-  if (!x && c.repaired) {
-    const std::string why = devmesh::plan::repair_not_member(*c.repaired, r);
+  if (!x) {
+    const std::string why = c.shrunk     ? devmesh::plan::shrink_not_member(*c.shrunk, r)
+                            : c.repaired ? devmesh::plan::repair_not_member(*c.repaired, r)
+                                         : "";
     if (!why.empty()) throw Error(Status::invalid_argument, why);
   }
   if (!x) throw Error(Status::invalid_argument, "rank " + std::to_string(r) + " is not a member of the mesh");
@@ -516,19 +411,19 @@ Output render(const Args& a, const Chain& c) {
     options.member = member;
     options.hosts = hosts;
     options.ops = c.ops.empty() ? "" : c.ops.substr(1);
-    if (c.shrunk) options.notes = shrink_notes(*c.shrunk);
+    if (c.shrunk) options.notes = devmesh::plan::shrink_notes(*c.shrunk);
     if (c.repaired) options.notes = devmesh::plan::repair_notes(*c.repaired);
     o.svg = devmesh::plan::to_svg(c.view, options);
   }
   if (a.json) {
     nlohmann::ordered_json j = devmesh::plan::to_json(c.view, member, hosts);
-    if (c.shrunk) j["shrink"] = shrink_json(*c.shrunk);
+    if (c.shrunk) j["shrink"] = devmesh::plan::shrink_json(*c.shrunk);
     if (c.repaired) j["repair"] = devmesh::plan::repair_json(*c.repaired);
     if (query) j["neighbors"] = neighbors_json(c.view, *query, neighbor_xs);
     o.out = j.dump() + '\n';
   } else if (!svg_to_stdout) {
     std::ostringstream text;
-    if (c.shrunk) shrink_text(text, *c.shrunk);
+    if (c.shrunk) devmesh::plan::shrink_text(text, *c.shrunk);
     if (c.repaired) devmesh::plan::repair_text(text, *c.repaired);
     devmesh::plan::print_text(text, c.view, member, hosts);
     if (query) neighbors_text(text, c.view, *query, neighbor_xs);

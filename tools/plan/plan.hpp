@@ -96,6 +96,32 @@ std::string to_svg(const View& view, const SvgOptions& options);
 // "0,1,6,7", "none"; past 64 entries the first 64 and how many in all.
 std::string list_text(const std::vector<index_t>& xs);
 
+// --failed LIST --shrink [DIM] (shrink.cpp): the root `before` shrunk, for
+// the summary; the chain goes on from the new root.
+struct ShrinkResult {
+  View before;                     // the root shrunk
+  std::optional<std::size_t> dim;  // its dim, or none (every survivor)
+  std::vector<index_t> failed;     // old root indices, sorted, no repeats
+  std::vector<index_t> dropped;    // coordinates along dim dropped, increasing
+  Shrunk shrunk;
+};
+
+// The shrunk root as the runtime builds it: the same parent, the kept
+// ranks' parent ranks as its rank list. Errors: those of devmesh::shrink;
+// more than max_listed_ranks ranks -> invalid_argument.
+View shrink_root(const View& root, const std::vector<index_t>& failed, const std::string& dim,
+                 std::optional<ShrinkResult>& result);
+// The summary lines (kinds "shrink", "failed", "spares", "kept"), shared by
+// the text and the SVG.
+std::vector<SvgOptions::Note> shrink_notes(const ShrinkResult& r);
+// The summary, then a blank line.
+void shrink_text(std::ostream& os, const ShrinkResult& r);
+// {"dim", "dropped", "failed", "spares", "kept", "failed_ranks", "spare_ranks", "kept_ranks"}.
+nlohmann::ordered_json shrink_json(const ShrinkResult& r);
+// Why parent rank `rank` is no member of the shrunk mesh (it failed, or it
+// is a spare in a dropped slice), or "" when the shrink is not why.
+std::string shrink_not_member(const ShrinkResult& r, index_t rank);
+
 // --failed LIST --repair [--spares N] (repair.cpp): the root `before`, made
 // with `spares` spares (parent ranks 0..W-1, the spares W..W+N-1), and who
 // fills each failed index.
