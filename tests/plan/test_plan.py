@@ -666,6 +666,9 @@ def test_help():
     for word in ("--failed LIST", "--shrink DIM", "--shrink - (or --shrink alone)", "--failed '' is the empty list",
                  "root indices", "spare", '"shrink"', "kept_ranks"):
         check(word in p.stdout, f"--help explains --shrink: {word!r} missing")
+    for word in ("--repair", "--spares N", "W..W+N-1", "spawned ranks (in", "standby", '"repair"', '"spawn_rank"',
+                 "--repair excludes --shrink"):
+        check(word in p.stdout, f"--help explains --repair: {word!r} missing")
     # The layout notation, explained with its examples.
     for word in ("size:stride", "2:4", "(2,2):(4,2)", "x, x+2, x+4, x+6", "first most significant",
                  "one panel per dim"):
@@ -1010,11 +1013,276 @@ def test_shrink():
         check(all(w in p.stderr for w in words), f"{args}: message {p.stderr!r} lacks {words}")
 
 
+
+# --- repair (--failed LIST --repair [--spares N]) -------------------------------
+
+def ref_coords(shape, y):
+    c = []
+    for n in reversed(shape):
+        c.append(y % n)
+        y //= n
+    return c[::-1]
+
+
+def ref_repair(shape, failed, spares):
+    """Brute force: who holds each root index after a repair of the root of
+    `shape` (parent ranks 0..W-1, spares W..W+spares-1) after `failed` died,
+    walking the indices in order: a survivor its own, a failed one the next
+    unused spare, else the next spawned rank (shown as W+spares+j). None
+    when every index failed. Returns (holders, filled, standby, kept)."""
+    world = 1
+    for n in shape:
+        world *= n
+    dead = set(failed)
+    if len(dead) == world:
+        return None
+    holders, filled, next_spare, next_spawn = [], [], 0, 0
+    for x in range(world):
+        if x not in dead:
+            holders.append(x)
+        elif next_spare < spares:
+            holders.append(world + next_spare)
+            filled.append({"index": x, "coords": ref_coords(shape, x), "by": "spare",
+                           "parent_rank": world + next_spare})
+            next_spare += 1
+        else:
+            holders.append(world + spares + next_spawn)
+            filled.append({"index": x, "coords": ref_coords(shape, x), "by": "spawn", "spawn_rank": next_spawn})
+            next_spawn += 1
+    standby = list(range(world + next_spare, world + spares))
+    kept = [x for x in range(world) if x not in dead]
+    return holders, filled, standby, kept
+
+
+def ref_repair_summary(shape, names, failed, spares):
+    """The summary lines the text output must start with, from ref_repair."""
+    world = 1
+    for n in shape:
+        world *= n
+    holders, filled, standby, kept = ref_repair(shape, failed, spares)
+    n_spare = sum(1 for f in filled if f["by"] == "spare")
+    n_spawn = len(filled) - n_spare
+
+    def count(n, one, many):
+        return f"{n} {one if n == 1 else many}"
+    head = f"repaired with {count(spares, 'spare', 'spares')}: "
+    if not filled:
+        head += "nothing failed, nothing filled"
+    else:
+        head += (f"{count(len(filled), 'failed index', 'failed indices')} filled, {n_spare} by "
+                 f"{'a spare' if n_spare == 1 else 'spares'} and {n_spawn} by "
+                 f"{'a spawned rank' if n_spawn == 1 else 'spawned ranks'}")
+    head += f"; {count(spares - n_spare, 'spare', 'spares')} left in standby"
+    lines = [head, "  failed: " + (",".join(map(str, sorted(set(failed)))) or "none")]
+    for f in filled:
+        where = " ".join(f"{names[i]}={c}" for i, c in enumerate(f["coords"]))
+        who = (f"spare, parent rank {f['parent_rank']}" if f["by"] == "spare" else
+               f"spawned rank {f['spawn_rank']}, shown as rank {world + spares + f['spawn_rank']}")
+        lines.append(f"  index {f['index']} ({where}): {who}")
+    lines.append("  kept: " + ",".join(map(str, kept)) + " (every other rank keeps its root index and coordinate)")
+    lines.append("  standby: " + ("none" if not standby else
+                                  ("parent rank " if len(standby) == 1 else "parent ranks ") + ",".join(map(str, standby))))
+    ranks = f"  (parent ranks: 0-{world - 1} the mesh"
+    if spares:
+        ranks += f", {world}-{world + spares - 1} its spares"
+    if n_spawn:
+        ranks += f", spawned rank j shown as {world + spares}+j"
+    return lines + [ranks + ")", "", "before the repair:"]
+
+
+def text_groups(section, names):
+    """{dim name: [[parent ranks], ...]} from the 'view:' part of a text picture."""
+    lines = section.splitlines()
+    out = {}
+    for i, line in enumerate(lines):
+        for name in names:
+            if line.startswith(name + " = ") and i + 1 < len(lines):
+                out[name] = [list(map(int, g.strip("[]").split(","))) for g in lines[i + 1].split()]
+    return out
+
+
+GOLDEN_REPAIR_5 = """\
+repaired with 2 spares: 1 failed index filled, 1 by a spare and 0 by spawned ranks; 1 spare left in standby
+  failed: 5
+  index 5 (replicate=2 shard=1): spare, parent rank 8
+  kept: 0,1,2,3,4,6,7 (every other rank keeps its root index and coordinate)
+  standby: parent rank 9
+  (parent ranks: 0-7 the mesh, 8-9 its spares)
+
+before the repair:
+root mesh replicate=4 shard=2 (8 ranks, world 10)
+            shard=0 shard=1
+replicate=0       0       1
+replicate=1       2       3
+replicate=2       4       5
+replicate=3       6       7
+
+view: replicate=4 shard=2
+replicate = 4:2
+  [0,2,4,6] [1,3,5,7]
+shard = 2:1
+  [0,1] [2,3] [4,5] [6,7]
+
+after the repair:
+root mesh replicate=4 shard=2 (8 ranks, world 10)
+            shard=0 shard=1
+replicate=0       0       1
+replicate=1       2       3
+replicate=2       4       8
+replicate=3       6       7
+
+view: replicate=4 shard=2
+replicate = 4:2
+  [0,2,4,6] [1,3,8,7]
+shard = 2:1
+  [0,1] [2,3] [4,8] [6,7]
+"""
+
+
+def check_repair_case(shape, names, failed, spares):
+    """One repair through the tool, text and JSON, against ref_repair."""
+    world = 1
+    for n in shape:
+        world *= n
+    name_list = names.split(",")
+    args = ["--shape", ",".join(map(str, shape)), "--names", names, "--failed", ",".join(map(str, failed)),
+            "--repair", "--spares", str(spares)]
+    want = ref_repair(shape, failed, spares)
+    if want is None:
+        expect_error("invalid_argument", *args)
+        p = run(*args)
+        check("no rank is left to repair from" in p.stderr, f"{args}: message {p.stderr!r}")
+        return
+    holders, filled, standby, kept = want
+    spawned = sum(1 for f in filled if f["by"] == "spawn")
+    what = f"{args}"
+    out = ok_json(*args)
+    if out:
+        check(list(out) == ["world", "dims", "repair"], f"{what}: keys {list(out)}")
+        check(out["world"] == world + spares + spawned, f"{what}: world {out['world']}")
+        check([d["name"] for d in out["dims"]] == name_list and [d["size"] for d in out["dims"]] == shape,
+              f"{what}: same shape and names")
+        for i, d in enumerate(out["dims"]):
+            check(d["groups"] == ref_groups(shape, holders, i), f"{what}: groups of {d['name']} {d['groups']}")
+        rep = dict(out["repair"])
+        before = rep.pop("before", None)
+        check(rep == {"failed": sorted(set(failed)), "filled": filled, "spares": spares,
+                      "spares_left": len(standby), "spawned": spawned, "kept": kept, "standby_ranks": standby},
+              f"{what}: repair {rep}")
+        check(before is not None and before["world"] == world + spares
+              and [d["groups"] for d in before["dims"]] == [ref_groups(shape, list(range(world)), i)
+                                                             for i in range(len(shape))],
+              f"{what}: before {before}")
+    p = run(*args)
+    check(p.returncode == 0 and p.stderr == "", f"{what}: text exit {p.returncode} {p.stderr!r}")
+    summary = ref_repair_summary(shape, name_list, failed, spares)
+    lines = p.stdout.splitlines()
+    check(lines[:len(summary)] == summary, f"{what}: summary\n{p.stdout}\nexpected\n" + "\n".join(summary))
+    head, _, after = p.stdout.partition("\nafter the repair:\n")
+    check(after.startswith(f"root mesh {' '.join(f'{n}={s}' for n, s in zip(name_list, shape))} "
+                           f"({world} ranks, world {world + spares + spawned})\n"), f"{what}: after\n{after}")
+    check(text_groups(after, name_list) == {n: ref_groups(shape, holders, i) for i, n in enumerate(name_list)},
+          f"{what}: groups after the repair\n{after}")
+    check(text_groups(head, name_list) == {n: ref_groups(shape, list(range(world)), i)
+                                           for i, n in enumerate(name_list)},
+          f"{what}: groups before the repair\n{head}")
+
+
+def test_repair():
+    hsdp = ["--shape", "4,2", "--names", "replicate,shard"]
+    # SEMANTICS.md "Repair": spares 8 and 9, F = {5}: 8 takes index 5.
+    p = run(*hsdp, "--failed", "5", "--repair", "--spares", "2")
+    check(p.returncode == 0 and p.stdout == GOLDEN_REPAIR_5, f"repair text differs:\n{p.stdout}{p.stderr}")
+    out = ok_json(*hsdp, "--failed", "5", "--repair", "--spares", "2")
+    if out:
+        check(groups_of(out) == {"replicate": [[0, 2, 4, 6], [1, 3, 8, 7]], "shard": [[0, 1], [2, 3], [4, 8], [6, 7]]},
+              f"worked example groups {groups_of(out)}")
+        check(out["repair"]["filled"] == [{"index": 5, "coords": [2, 1], "by": "spare", "parent_rank": 8}]
+              and out["repair"]["spares_left"] == 1 and out["repair"]["standby_ranks"] == [9],
+              f"worked example {out['repair']}")
+    # --spares 2 with 1, 2 and 3 failures (the third by a spawned rank).
+    for failed in ([5], [7, 2], [6, 1, 4], [3, 3, 0]):
+        check_repair_case([4, 2], "replicate,shard", failed, 2)
+    out = ok_json(*hsdp, "--failed", "6,1,4", "--repair", "--spares", "2")
+    if out:
+        check([(f["index"], f["by"], f.get("parent_rank"), f.get("spawn_rank")) for f in out["repair"]["filled"]]
+              == [(1, "spare", 8, None), (4, "spare", 9, None), (6, "spawn", None, 0)],
+              f"three failures, two spares {out['repair']['filled']}")
+    # No --spares: every failed index by a spawned rank.
+    out = ok_json(*hsdp, "--failed", "2", "--repair")
+    check(out and out["repair"]["filled"] == [{"index": 2, "coords": [1, 0], "by": "spawn", "spawn_rank": 0}]
+          and out["world"] == 9 and groups_of(out)["shard"][1] == [8, 3], f"--repair alone {out}")
+    # Against the brute force: shapes, failed sets, 0..3 spares.
+    for shape, names in (([4, 2], "replicate,shard"), ([2, 3, 2], "a,b,c"), ([5], "n"), ([1, 3], "x,y")):
+        world = 1
+        for n in shape:
+            world *= n
+        for failed in ([], [0], [world - 1], [world // 2, 1, world // 2], list(range(0, world, 2)),
+                       list(range(1, world)), list(range(world))):
+            for spares in range(4):
+                check_repair_case(shape, names, failed, spares)
+    # A parent given as the spares make it; later options act on the repaired mesh.
+    out = ok_json(*hsdp, "--ranks", "0,1,2,3,4,5,6,7", "--world", "10", "--failed", "5", "--repair", "--spares", "2")
+    check(out and out["repair"]["standby_ranks"] == [9], f"--world W+spares: {out}")
+    out = ok_json(*hsdp, "--failed", "5", "--repair", "--spares", "2", "--slice", "shard", "--ranks-per-host", "2")
+    check(out and groups_of(out) == {"shard": [[0, 1], [2, 3], [4, 8], [6, 7]]}
+          and out["dims"][0]["placement"] == "cross-host", f"--slice and hosts after --repair: {out}")
+    one = ok_json(*hsdp, "--failed", "5", "--repair", "--spares", "2", "--rank", "8")
+    check(one and one["coordinate"] == [2, 1] and one["dims"][0]["group"] == [1, 3, 8, 7] and "repair" in one,
+          f"--rank of the spare after --repair: {one}")
+    out = ok_json(*hsdp, "--slice", "shard", "--root", "--failed", "5", "--repair")
+    check(out and [d["size"] for d in out["dims"]] == [4, 2], "--root before --repair")
+    # The SVG lists who fills what and draws the repaired mesh.
+    root = svg_of(*hsdp, "--failed", "6,1,4", "--repair", "--spares", "2", name="repair.svg")
+    if root is not None:
+        notes = [(t.get("data-note"), "".join(t.itertext())) for t in by_class(root, "text", "note")]
+        check(notes[:2] == [("repair", ref_repair_summary([4, 2], ["replicate", "shard"], [6, 1, 4], 2)[0]),
+                            ("failed", "failed: 1,4,6")]
+              and [n for k, n in notes if k == "filled"] == ["index 1 (replicate=0 shard=1): spare, parent rank 8",
+                                                              "index 4 (replicate=2 shard=0): spare, parent rank 9",
+                                                              "index 6 (replicate=3 shard=0): spawned rank 0, shown as "
+                                                              "rank 10"]
+              and ("standby", "standby: none") in notes, f"SVG notes {notes}")
+        check(sorted(ranks_of(panel(root, "shard"))) == [0, 2, 3, 5, 7, 8, 9, 10], "SVG cells are the repaired ranks")
+        sub = "".join("".join(t.itertext()) for t in by_class(root, "text", "subtitle"))
+        check("--failed 6,1,4 --repair --spares 2" in sub, f"SVG subtitle {sub!r}")
+    # Errors: each exits 2, with the model's message or the option's.
+    ia = "invalid_argument"
+    for args, words in (((*hsdp, "--failed", "8", "--repair"), ("failed rank 8", "[0, 8)")),
+                        ((*hsdp, "--failed", "-1", "--repair", "--spares", "2"), ("failed rank -1",)),
+                        ((*hsdp, "--failed", "5", "--repair", "--spares", "-1"), ("-1 spares",)),
+                        ((*hsdp, "--failed", "0,1,2,3,4,5,6,7", "--repair", "--spares", "3"),
+                         ("no rank is left to repair from", "all 8 ranks")),
+                        ((*hsdp, "--failed", "5", "--repair", "--shrink", "replicate"), ("excludes",)),
+                        ((*hsdp, "--failed", "5", "--shrink", "replicate", "--spares", "1"),
+                         ("--spares requires --repair",)),
+                        ((*hsdp, "--failed", "5", "--repair", "--repair"), ("--repair is given 2 times",)),
+                        ((*hsdp, "--failed", "5"), ("--failed requires --shrink or --repair",)),
+                        ((*hsdp, "--repair"), ("--repair requires --failed",)),
+                        ((*hsdp, "--failed", "5", "--repair", "--spares", "x"), ("--spares", "'x'")),
+                        ((*hsdp, "--failed", "5", "--repair", "--spares", ""), ("--spares",)),
+                        ((*hsdp, "--failed", "5,", "--repair"), ("--failed",)),
+                        ((*hsdp, "--slice", "shard", "--failed", "5", "--repair"), ("root",)),
+                        ((*hsdp, "--ranks", "7,6,5,4,3,2,1,0", "--failed", "5", "--repair"), ("--ranks",)),
+                        ((*hsdp, "--ranks", "0,1,2,3,4,5,6,7", "--world", "9", "--failed", "5", "--repair", "--spares",
+                          "2"), ("9 ranks", "--world 10")),
+                        ((*hsdp, "--failed", "5", "--repair", "--spares", "2", "--rank", "5"),
+                         ("rank 5 failed", "spare parent rank 8")),
+                        ((*hsdp, "--failed", "5,6", "--repair", "--spares", "1", "--rank", "6"),
+                         ("rank 6 failed", "spawned rank 0", "rank 9")),
+                        ((*hsdp, "--failed", "5", "--repair", "--spares", "2", "--rank", "9"), ("rank 9 is a spare",)),
+                        (("--shape", "4096,1025", "--names", "a,b", "--failed", "0", "--repair"), ("at most",)),
+                        ((*hsdp, "--failed", "5", "--repair", "--spares", "9223372036854775807"),
+                         ("at most", "spares"))):
+        expect_error(ia, *args)
+        p = run(*args)
+        check(all(w in p.stderr for w in words), f"{args}: message {p.stderr!r} lacks {words}")
+
 if __name__ == "__main__":
     start = time.monotonic()
     for test in (test_json_shape, test_worked_examples, test_rank_query, test_errors, test_text, test_hosts_text,
                  test_hosts_json, test_svg, test_svg_every_dim, test_hosts_errors, test_help, test_vectors, test_neighbors,
-                 test_unflatten_inferred, test_shrink):
+                 test_unflatten_inferred, test_shrink, test_repair):
         before = len(failures)
         test()
         print(f"{test.__name__}: {'ok' if len(failures) == before else 'FAILED'}")

@@ -8,7 +8,10 @@
 // parent rank's coordinate and groups (--rank R). --failed LIST --shrink DIM
 // replaces the root, where --shrink stands in the chain, by the mesh left
 // after those ranks died (docs/SEMANTICS.md "Shrink"), shown as a new root
-// over the same parent ranks with the failed, spare and kept ranks listed.
+// over the same parent ranks with the failed, spare and kept ranks listed;
+// --failed LIST --repair [--spares N] replaces it by the same mesh repaired
+// (docs/SEMANTICS.md "Repair"; repair.cpp): spares, then spawned ranks, at
+// the failed indices, every survivor at its own.
 // --ranks-per-host K adds
 // hosts (blocks of K consecutive parent ranks) and each dim's placement on
 // them; --neighbors DIM[:periodic] lists each rank's previous and next
@@ -25,6 +28,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -142,108 +146,6 @@ nlohmann::ordered_json neighbors_json(const View& view, const NeighborQuery& q, 
   return {{"dim", q.name}, {"periodic", q.periodic}, {"distance", q.distance}, {"ranks", ranks}};
 }
 
-// --failed LIST --shrink [DIM]: what the shrink of the root `before` kept,
-// for the summary; the chain goes on from the new root.
-struct ShrinkResult {
-  View before;                    // the root shrunk
-  std::optional<std::size_t> dim; // its dim, or none (every survivor)
-  std::vector<index_t> failed;    // old root indices, sorted, no repeats
-  std::vector<index_t> dropped;   // coordinates along dim dropped, increasing
-  devmesh::Shrunk shrunk;
-};
-
-// The shrunk root as the runtime builds it: the same parent, the kept
-// ranks' parent ranks as its rank list.
-View shrink_root(const View& root, const std::vector<index_t>& failed, const std::string& dim,
-                 std::optional<ShrinkResult>& result) {
-  // shrink is O(W) in memory; the planner shows it where JSON lists groups.
-  if (root.root_size() > devmesh::plan::max_listed_ranks)
-    throw Error(Status::invalid_argument, "--shrink is shown for meshes of at most " +
-                                              std::to_string(devmesh::plan::max_listed_ranks) + " ranks; this one has " +
-                                              std::to_string(root.root_size()));
-  ShrinkResult r{root, std::nullopt, failed, {}, {}};
-  r.shrunk = devmesh::shrink(root, failed, dim == "-" ? std::nullopt : std::optional<std::string_view>(dim));
-  std::sort(r.failed.begin(), r.failed.end());
-  r.failed.erase(std::unique(r.failed.begin(), r.failed.end()), r.failed.end());
-  if (dim != "-") {
-    r.dim = root.dim_or_only(dim);
-    for (const index_t x : r.failed) r.dropped.push_back(root.local_rank(*r.dim, x));
-    std::sort(r.dropped.begin(), r.dropped.end());
-    r.dropped.erase(std::unique(r.dropped.begin(), r.dropped.end()), r.dropped.end());
-  }
-  devmesh::RootSpec spec{r.shrunk.shape, r.shrunk.names, root.world(), {}};
-  for (const index_t x : r.shrunk.kept) spec.ranks.push_back(root.parent_rank(x));
-  View next = View::create(std::move(spec));
-  result = std::move(r);
-  return next;
-}
-
-std::vector<index_t> parent_ranks(const View& root, const std::vector<index_t>& xs) {
-  std::vector<index_t> out;
-  out.reserve(xs.size());
-  for (const index_t x : xs) out.push_back(root.parent_rank(x));
-  return out;
-}
-
-// "0,1,6,7", "none"; past 64 entries the first 64 and how many in all.
-std::string list_text(const std::vector<index_t>& xs) {
-  if (xs.empty()) return "none";
-  std::string out;
-  for (std::size_t i = 0; i < xs.size() && i < 64; ++i) out += (i ? "," : "") + std::to_string(xs[i]);
-  if (xs.size() > 64) out += ",... (" + std::to_string(xs.size()) + " in all)";
-  return out;
-}
-
-// The summary lines: the shrink, then the failed, spare and kept ranks as
-// old root indices (with their parent ranks where a rank list makes them
-// differ). Shared by the text and the SVG.
-std::string shrink_heading(const ShrinkResult& r) {
-  if (!r.dim)
-    return "shrunk to every survivor: one dim " + r.shrunk.names[0] + " of " + std::to_string(r.shrunk.kept.size()) +
-           " ranks";
-  const std::string& name = r.before.dims()[*r.dim].name;
-  std::string out = "shrunk along " + name + ": ";
-  if (r.dropped.empty()) return out + "nothing failed, nothing dropped";
-  out += "dropped";
-  for (const index_t c : r.dropped) out += " " + name + "=" + std::to_string(c);
-  return out + " (" + name + " " + std::to_string(r.before.dims()[*r.dim].size()) + " -> " +
-         std::to_string(r.shrunk.shape[*r.dim]) + ")";
-}
-
-std::vector<devmesh::plan::SvgOptions::Note> shrink_notes(const ShrinkResult& r) {
-  std::vector<devmesh::plan::SvgOptions::Note> out{{"shrink", shrink_heading(r)}};
-  const bool listed = r.before.has_rank_list();
-  for (const auto& [kind, xs] : {std::pair<std::string, const std::vector<index_t>*>{"failed", &r.failed},
-                                 {"spares", &r.shrunk.spares},
-                                 {"kept", &r.shrunk.kept}}) {
-    std::string line = kind + ": " + list_text(*xs);
-    if (listed && !xs->empty()) line += " (parent ranks " + list_text(parent_ranks(r.before, *xs)) + ")";
-    out.push_back({kind, line});
-  }
-  return out;
-}
-
-void shrink_text(std::ostream& os, const ShrinkResult& r) {
-  const auto notes = shrink_notes(r);
-  os << notes[0].text << '\n';
-  for (std::size_t i = 1; i < notes.size(); ++i) os << "  " << notes[i].text << '\n';
-  if (r.before.has_rank_list()) os << "  (root indices of the mesh shrunk; the mesh below shows parent ranks)\n";
-  os << '\n';
-}
-
-nlohmann::ordered_json shrink_json(const ShrinkResult& r) {
-  nlohmann::ordered_json j;
-  j["dim"] = r.dim ? nlohmann::ordered_json(r.before.dims()[*r.dim].name) : nlohmann::ordered_json(nullptr);
-  j["dropped"] = r.dropped;
-  j["failed"] = r.failed;
-  j["spares"] = r.shrunk.spares;
-  j["kept"] = r.shrunk.kept;
-  j["failed_ranks"] = parent_ranks(r.before, r.failed);
-  j["spare_ranks"] = parent_ranks(r.before, r.shrunk.spares);
-  j["kept_ranks"] = parent_ranks(r.before, r.shrunk.kept);
-  return j;
-}
-
 int fail(bool json, Status status, std::string message, std::ostream& to_stdout, std::ostream& to_stderr) {
   for (char& c : message)
     if (c == '\n' || c == '\r') c = ' ';
@@ -257,260 +159,320 @@ int fail(bool json, Status status, std::string message, std::ostream& to_stdout,
   return 2;
 }
 
+// The command line: every value, and the options whose order in the chain
+// or whose count matters.
+struct Args {
+  bool json = false;
+  std::string shape, names, ranks, world, rank, ranks_per_host, svg_file, color_by, neighbors, failed, spares;
+  std::vector<std::string> slices, flattens, unflattens, shrinks;
+  int roots = 0, pushes = 0, concatenates = 0, repairs = 0;
+  CLI::Option *slice = nullptr, *flatten = nullptr, *unflatten = nullptr, *root = nullptr, *push = nullptr,
+              *concat = nullptr, *failed_opt = nullptr, *shrink = nullptr, *repair = nullptr, *spares_opt = nullptr,
+              *hosts = nullptr, *svg = nullptr, *color = nullptr, *neighbors_opt = nullptr;
+};
+
+// --shape, --names, --ranks, --world and the chain's steps.
+void add_view_options(CLI::App& app, Args& a) {
+  app.add_option("--shape", a.shape, "dim sizes, e.g. 2,2,2 (0 = choose, needs --world or --ranks)")->required();
+  app.add_option("--names", a.names, "dim names, e.g. dp,cp,tp")->required();
+  app.add_option("--ranks", a.ranks, "parent rank of each root index (default: identity)");
+  app.add_option("--world", a.world, "parent size (default: the mesh size, or max rank + 1)");
+  a.slice = app.add_option("--slice", a.slices, "slice dims a,b (any order)")->allow_extra_args(false);
+  a.flatten = app.add_option("--flatten", a.flattens, "flatten into NAME (no NAME, or '-': the dim names joined by _)")
+                  ->expected(0, 1)  // a NAME or none, each time it is given
+                  ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+                  ->default_str("-")  // what --flatten alone means
+                  ->allow_extra_args(false);
+  a.unflatten = app.add_option("--unflatten", a.unflattens, "DIM:SIZES:NAMES, e.g. dp:2,2:dp_shard,dp_rep")
+                    ->allow_extra_args(false);
+  // Steps of the chain, counted: they take no value (CLI11 would add a
+  // value given as --root=N to the count, and overflow on large ones).
+  a.root = app.add_flag("--root", a.roots, "back to the root view")->disable_flag_override();
+  a.push = app.add_flag("--push", a.pushes, "keep the current view for --concatenate (the chain goes on from it)")
+               ->disable_flag_override();
+  a.concat = app.add_flag("--concatenate", a.concatenates,
+                          "the views kept by --push, then the current view, as one view (their dims in turn)")
+                 ->disable_flag_override();
+}
+
+// --failed with --shrink or --repair (and --spares).
+void add_fault_options(CLI::App& app, Args& a) {
+  a.failed_opt = app.add_option("--failed", a.failed,
+                                "root indices of the ranks that died, e.g. 3,5 ('' = none), for --shrink or --repair")
+                     ->type_name("LIST");
+  a.shrink = app.add_option("--shrink", a.shrinks,
+                            "the mesh left after --failed died: drop every DIM slice holding a failed rank "
+                            "(no DIM, or '-': every survivor in one dim)")
+                 ->type_name("DIM")
+                 ->expected(0, 1)
+                 ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+                 ->default_str("-")
+                 ->allow_extra_args(false);
+  a.repair = app.add_flag("--repair", a.repairs,
+                          "the same mesh after --failed died: spares, then spawned ranks, take the failed indices")
+                 ->disable_flag_override();
+  a.spares_opt =
+      app.add_option("--spares", a.spares, "with --repair: the mesh was made with N spares (default 0)")->type_name("N");
+  a.shrink->needs(a.failed_opt);
+  a.repair->needs(a.failed_opt);
+  a.repair->excludes(a.shrink);
+  a.spares_opt->needs(a.repair);
+}
+
+// --rank, --ranks-per-host, --svg, --color-by, --neighbors, --json.
+void add_output_options(CLI::App& app, Args& a) {
+  app.add_option("--rank", a.rank, "show only this parent rank's coordinate and groups");
+  a.hosts = app.add_option("--ranks-per-host", a.ranks_per_host,
+                           "K: hosts are blocks of K consecutive parent ranks; mark them and say which dims "
+                           "stay on one host")
+                ->type_name("K");
+  a.svg = app.add_option("--svg", a.svg_file, "also draw the mesh as SVG into FILE ('-': stdout, instead of the text)")
+              ->type_name("FILE");
+  a.color = app.add_option("--color-by", a.color_by,
+                           "with --svg: draw only DIM, ranks coloured by their group along it "
+                           "(default: one panel per dim of the view)")
+                ->type_name("DIM")
+                ->needs(a.svg);
+  a.neighbors_opt = app.add_option("--neighbors", a.neighbors,
+                                   "DIM[:periodic|open[:DISTANCE]]: each rank's previous and next rank along DIM of "
+                                   "the final view (as MPI_Cart_shift; default open, distance 1)")
+                        ->type_name("DIM");
+  app.add_flag("--json", a.json, "print JSON");
+}
+
+std::string help_footer() {
+  return "--slice, --flatten, --unflatten, --root, --push and --concatenate apply in\n"
+         "command-line order; e.g. --slice dp,cp --flatten --push --root --slice tp\n"
+         "--concatenate gives the view (dp_cp, tp).\n"
+         "\n"
+         "Hosts (--ranks-per-host K): parent rank r is on host r / K, the block placement\n"
+         "most launchers use by default (consecutive ranks fill a node first; a cyclic\n"
+         "placement is not modelled); the parent world must be a multiple of K. Each dim\n"
+         "of the final view is labelled intra-host (every group lies within one host) or\n"
+         "cross-host (with the most hosts one group spans);\n"
+         "--json adds \"ranks_per_host\", \"hosts\" and per dim \"placement\", \"hosts_spanned\".\n"
+         "With --rank R these describe R's own group only.\n"
+         "\n"
+         "Layouts are written size:stride over root indices (row-major, the root's last\n"
+         "dim fastest): a dim of layout 2:4 groups 2 ranks 4 root indices apart (x, x+4);\n"
+         "(sizes):(strides) has several modes, the first most significant: (2,2):(4,2)\n"
+         "groups x, x+2, x+4, x+6, in local-rank order. The root (2,2,2) named dp,cp,tp is\n"
+         "dp=2:4 cp=2:2 tp=2:1; flattening (dp,tp) gives (2,2):(4,1). Root index x is\n"
+         "parent rank x, or the x-th entry of --ranks (docs/SEMANTICS.md).\n"
+         "\n"
+         "Shrink (--failed LIST --shrink DIM): the mesh left after the ranks at root\n"
+         "indices LIST died (root indices of the mesh --shape makes, not parent ranks;\n"
+         "--failed '' is the empty list): every DIM slice (the ranks at one coordinate of\n"
+         "DIM) holding a failed rank is dropped whole, DIM shrinks by the slices dropped,\n"
+         "the other dims stay. --shrink - (or --shrink alone) keeps every survivor in one\n"
+         "dim, named as --flatten names the root's dims. E.g. --shape 4,2 --names\n"
+         "replicate,shard --failed 5 --shrink replicate keeps 0,1,2,3,6,7 as (3,2); rank 4,\n"
+         "alive in a dropped slice, is a spare. The result is a new root over the same\n"
+         "parent ranks, shown as any root after the failed, spare and kept ranks; --json\n"
+         "adds \"shrink\" (\"dim\", \"dropped\", \"failed\", \"spares\", \"kept\" as old root\n"
+         "indices, \"failed_ranks\", \"spare_ranks\", \"kept_ranks\" as parent ranks), the\n"
+         "SVG lists them under its title. --shrink acts on the root where it stands in the\n"
+         "chain (after --slice, give --root first), once; later options (--slice, --rank,\n"
+         "--neighbors, --ranks-per-host, --svg) act on the shrunk mesh.\n"
+         "\n"
+         "Repair (--failed LIST --repair [--spares N]): the same mesh again after the\n"
+         "ranks at root indices LIST died, as a mesh made with N spares (default 0) is\n"
+         "repaired: the mesh is over parent ranks 0..W-1 (root index = parent rank), the\n"
+         "spares are the parent's last N ranks W..W+N-1. Every survivor keeps its root\n"
+         "index and coordinate; the failed indices, in ascending order, are filled first\n"
+         "by the spares (lowest parent rank first), then by spawned ranks (in spawn\n"
+         "order); spares left over stay in standby. E.g. --shape 4,2 --names\n"
+         "replicate,shard --failed 5 --repair --spares 2: parent rank 8 takes index 5,\n"
+         "rank 9 stays in standby. Shown: who fills each failed index and its coordinate,\n"
+         "the kept ranks, the mesh before the repair, then the repaired root (same shape\n"
+         "and names) with spare k as parent rank W+k and spawned rank j as W+N+j; --json\n"
+         "adds \"repair\" (\"failed\", \"filled\": [{\"index\", \"coords\", \"by\": \"spare\" or\n"
+         "\"spawn\", \"parent_rank\" or \"spawn_rank\"}], \"spares\", \"spares_left\", \"spawned\",\n"
+         "\"kept\", \"standby_ranks\", \"before\"). --repair excludes --shrink; like it, it\n"
+         "acts on the root where it stands in the chain, once.\n"
+         "\n"
+         "SVG (--svg FILE): one panel per dim of the view, each the root grid as in the\n"
+         "text picture (last dim across) with every rank a cell labelled with its parent\n"
+         "rank and coloured by its group along that dim (10 colours, repeating past 10\n"
+         "groups), hosts as rounded boxes, and a legend of the groups; --color-by DIM\n"
+         "draws DIM's panel only. Above them the op chain, each dim's layout and\n"
+         "placement, and the notation. At most " +
+         std::to_string(devmesh::plan::max_drawn_ranks) + " ranks.";
+}
+
+// The view the chain ends in, the chain as given (for the SVG's title), and
+// the shrink or repair made on the way.
+struct Chain {
+  View view;
+  std::string ops;
+  std::optional<devmesh::plan::ShrinkResult> shrunk;
+  std::optional<devmesh::plan::RepairResult> repaired;
+};
+
+// --shrink and --repair: once each, --failed with one of them.
+void check_fault_options(const Args& a) {
+  for (const auto& [opt, name, verb] : {std::tuple{a.shrink, "--shrink", "shrinks"}, {a.repair, "--repair", "repairs"}})
+    if (opt->count() > 1)
+      throw Error(Status::invalid_argument, std::string(name) + " is given " + std::to_string(opt->count()) +
+                                                " times: the planner " + verb +
+                                                " once (--failed names root indices of one mesh)");
+  if (a.failed_opt->count() > 0 && a.shrink->count() == 0 && a.repair->count() == 0)
+    throw Error(Status::invalid_argument, "--failed requires --shrink or --repair");
+}
+
+Chain run_chain(const CLI::App& app, const Args& a) {
+  devmesh::RootSpec spec;
+  spec.shape = parse_indices(a.shape, "--shape");
+  spec.names = split(a.names, ',');
+  if (!a.ranks.empty()) spec.ranks = parse_indices(a.ranks, "--ranks");
+  if (!a.world.empty()) spec.world = parse_index(a.world, "--world");
+  Chain c{View::create(std::move(spec)), "", std::nullopt, std::nullopt};
+  check_fault_options(a);
+  std::vector<index_t> failed;
+  if (!a.failed.empty()) failed = parse_indices(a.failed, "--failed");
+  const std::string failed_arg = " --failed " + (a.failed.empty() ? std::string("''") : a.failed);
+  std::vector<View> pushed;                        // --push, until --concatenate
+  std::map<const CLI::Option*, std::size_t> used;  // occurrences consumed per option
+  for (const CLI::Option* opt : app.parse_order()) {
+    const std::size_t n = used[opt]++;
+    if (opt == a.slice) {
+      c.view = c.view.slice(split(a.slices[n], ','));
+      c.ops += " --slice " + a.slices[n];
+    } else if (opt == a.flatten) {
+      c.view = a.flattens[n] == "-" ? c.view.flatten() : c.view.flatten(a.flattens[n]);
+      c.ops += " --flatten " + a.flattens[n];
+    } else if (opt == a.unflatten) {
+      c.view = unflatten(c.view, a.unflattens[n]);
+      c.ops += " --unflatten " + a.unflattens[n];
+    } else if (opt == a.root) {
+      c.view = c.view.root();
+      c.ops += " --root";
+    } else if (opt == a.push) {
+      pushed.push_back(c.view);
+      c.ops += " --push";
+    } else if (opt == a.shrink) {
+      c.view = devmesh::plan::shrink_root(c.view, failed, a.shrinks[n], c.shrunk);
+      c.ops += failed_arg + " --shrink " + a.shrinks[n];
+    } else if (opt == a.repair) {
+      const index_t spares = a.spares_opt->count() > 0 ? parse_index(a.spares, "--spares") : 0;
+      c.view = devmesh::plan::repair_root(c.view, failed, spares, c.repaired);
+      c.ops += failed_arg + " --repair" + (a.spares_opt->count() > 0 ? " --spares " + a.spares : "");
+    } else if (opt == a.concat) {
+      pushed.push_back(c.view);
+      c.view = View::concatenate(pushed);
+      pushed.clear();
+      c.ops += " --concatenate";
+    }
+  }
+  return c;
+}
+
+// --rank R: R's root index in the final view; a rank the shrink or the
+// repair left out is told why.
+std::optional<devmesh::plan::Member> find_member(const Args& a, const Chain& c) {
+  if (a.rank.empty()) return std::nullopt;
+  const index_t r = parse_index(a.rank, "--rank");
+  const std::optional<index_t> x = c.view.root_index(r);
+  if (!x) {
+    const std::string why = c.shrunk     ? devmesh::plan::shrink_not_member(*c.shrunk, r)
+                            : c.repaired ? devmesh::plan::repair_not_member(*c.repaired, r)
+                                         : "";
+    if (!why.empty()) throw Error(Status::invalid_argument, why);
+  }
+  if (!x) throw Error(Status::invalid_argument, "rank " + std::to_string(r) + " is not a member of the mesh");
+  return devmesh::plan::Member{r, *x};
+}
+
+// What goes to stdout (text or JSON) and into the SVG file; throws before
+// anything is written.
+struct Output {
+  std::string out, svg;
+};
+
+Output render(const Args& a, const Chain& c) {
+  std::optional<devmesh::plan::Hosts> hosts;
+  // Counted, not tested for emptiness: an empty value is an error.
+  if (a.hosts->count() > 0) hosts = devmesh::plan::make_hosts(c.view, parse_index(a.ranks_per_host, "--ranks-per-host"));
+  const std::optional<devmesh::plan::Member> member = find_member(a, c);
+  std::optional<NeighborQuery> query;
+  std::vector<index_t> neighbor_xs;
+  if (a.neighbors_opt->count() > 0) {
+    query = neighbor_query(c.view, a.neighbors);
+    neighbor_xs = neighbor_members(c.view, member);
+  }
+  const bool svg_to_stdout = a.svg_file == "-";
+  if (svg_to_stdout && a.json) throw Error(Status::invalid_argument, "--svg - and --json would both write to stdout");
+  if (a.svg->count() > 0 && a.svg_file.empty())
+    throw Error(Status::invalid_argument, "--svg needs a file name ('-' for stdout)");
+  Output o;
+  if (!a.svg_file.empty()) {
+    devmesh::plan::SvgOptions options;
+    if (a.color->count() > 0) options.color_dim = c.view.dim_index(a.color_by);
+    options.member = member;
+    options.hosts = hosts;
+    options.ops = c.ops.empty() ? "" : c.ops.substr(1);
+    if (c.shrunk) options.notes = devmesh::plan::shrink_notes(*c.shrunk);
+    if (c.repaired) options.notes = devmesh::plan::repair_notes(*c.repaired);
+    o.svg = devmesh::plan::to_svg(c.view, options);
+  }
+  if (a.json) {
+    nlohmann::ordered_json j = devmesh::plan::to_json(c.view, member, hosts);
+    if (c.shrunk) j["shrink"] = devmesh::plan::shrink_json(*c.shrunk);
+    if (c.repaired) j["repair"] = devmesh::plan::repair_json(*c.repaired);
+    if (query) j["neighbors"] = neighbors_json(c.view, *query, neighbor_xs);
+    o.out = j.dump() + '\n';
+  } else if (!svg_to_stdout) {
+    std::ostringstream text;
+    if (c.shrunk) devmesh::plan::shrink_text(text, *c.shrunk);
+    if (c.repaired) devmesh::plan::repair_text(text, *c.repaired);
+    devmesh::plan::print_text(text, c.view, member, hosts);
+    if (query) neighbors_text(text, c.view, *query, neighbor_xs);
+    o.out = text.str();
+  }
+  return o;
+}
+
 }  // namespace
 
 int run_plan(int argc, char** argv, std::ostream& to_stdout, std::ostream& to_stderr) {
+  Args a;
   // Known before parsing, so that even a syntax error answers in JSON.
-  bool json = false;
-  for (int i = 1; i < argc; ++i) json = json || std::string_view(argv[i]) == "--json";
+  for (int i = 1; i < argc; ++i) a.json = a.json || std::string_view(argv[i]) == "--json";
 
   CLI::App app{"Plan a device mesh: print its rank groups without MPI."};
-  std::string shape, names, ranks, world, rank, ranks_per_host, svg_file, color_by, neighbors;
-  std::vector<std::string> slices, flattens, unflattens;
-  int roots = 0, pushes = 0, concatenates = 0;
-  app.add_option("--shape", shape, "dim sizes, e.g. 2,2,2 (0 = choose, needs --world or --ranks)")
-      ->required();
-  app.add_option("--names", names, "dim names, e.g. dp,cp,tp")->required();
-  app.add_option("--ranks", ranks, "parent rank of each root index (default: identity)");
-  app.add_option("--world", world, "parent size (default: the mesh size, or max rank + 1)");
-  CLI::Option* slice_opt = app.add_option("--slice", slices, "slice dims a,b (any order)")
-                               ->allow_extra_args(false);
-  CLI::Option* flatten_opt =
-      app.add_option("--flatten", flattens, "flatten into NAME (no NAME, or '-': the dim names joined by _)")
-          ->expected(0, 1)  // a NAME or none, each time it is given
-          ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-          ->default_str("-")  // what --flatten alone means
-          ->allow_extra_args(false);
-  CLI::Option* unflatten_opt =
-      app.add_option("--unflatten", unflattens, "DIM:SIZES:NAMES, e.g. dp:2,2:dp_shard,dp_rep")
-          ->allow_extra_args(false);
-  // Steps of the chain, counted: they take no value (CLI11 would add a
-  // value given as --root=N to the count, and overflow on large ones).
-  CLI::Option* root_opt = app.add_flag("--root", roots, "back to the root view")->disable_flag_override();
-  CLI::Option* push_opt =
-      app.add_flag("--push", pushes, "keep the current view for --concatenate (the chain goes on from it)")
-          ->disable_flag_override();
-  CLI::Option* concat_opt =
-      app.add_flag("--concatenate", concatenates,
-                   "the views kept by --push, then the current view, as one view (their dims in turn)")
-          ->disable_flag_override();
-  std::string failed;
-  std::vector<std::string> shrinks;
-  CLI::Option* failed_opt =
-      app.add_option("--failed", failed,
-                     "root indices of the ranks that died, e.g. 3,5 ('' = none), for --shrink")
-          ->type_name("LIST");
-  CLI::Option* shrink_opt =
-      app.add_option("--shrink", shrinks,
-                     "the mesh left after --failed died: drop every DIM slice holding a failed rank "
-                     "(no DIM, or '-': every survivor in one dim)")
-          ->type_name("DIM")
-          ->expected(0, 1)
-          ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-          ->default_str("-")
-          ->allow_extra_args(false);
-  failed_opt->needs(shrink_opt);
-  shrink_opt->needs(failed_opt);
-  app.add_option("--rank", rank, "show only this parent rank's coordinate and groups");
-  CLI::Option* hosts_opt = app.add_option("--ranks-per-host", ranks_per_host,
-                 "K: hosts are blocks of K consecutive parent ranks; mark them and say which dims "
-                 "stay on one host")
-      ->type_name("K");
-  CLI::Option* svg_opt =
-      app.add_option("--svg", svg_file, "also draw the mesh as SVG into FILE ('-': stdout, instead of the text)")
-          ->type_name("FILE");
-  CLI::Option* color_opt = app.add_option("--color-by", color_by,
-                                          "with --svg: draw only DIM, ranks coloured by their group along it "
-                                          "(default: one panel per dim of the view)")
-      ->type_name("DIM")
-      ->needs(svg_opt);
-  CLI::Option* neighbors_opt =
-      app.add_option("--neighbors", neighbors,
-                     "DIM[:periodic|open[:DISTANCE]]: each rank's previous and next rank along DIM of the "
-                     "final view (as MPI_Cart_shift; default open, distance 1)")
-          ->type_name("DIM");
-  app.add_flag("--json", json, "print JSON");
-  app.footer(
-      "--slice, --flatten, --unflatten, --root, --push and --concatenate apply in\n"
-      "command-line order; e.g. --slice dp,cp --flatten --push --root --slice tp\n"
-      "--concatenate gives the view (dp_cp, tp).\n"
-      "\n"
-      "Hosts (--ranks-per-host K): parent rank r is on host r / K, the block placement\n"
-      "most launchers use by default (consecutive ranks fill a node first; a cyclic\n"
-      "placement is not modelled); the parent world must be a multiple of K. Each dim\n"
-      "of the final view is labelled intra-host (every group lies within one host) or\n"
-      "cross-host (with the most hosts one group spans);\n"
-      "--json adds \"ranks_per_host\", \"hosts\" and per dim \"placement\", \"hosts_spanned\".\n"
-      "With --rank R these describe R's own group only.\n"
-      "\n"
-      "Layouts are written size:stride over root indices (row-major, the root's last\n"
-      "dim fastest): a dim of layout 2:4 groups 2 ranks 4 root indices apart (x, x+4);\n"
-      "(sizes):(strides) has several modes, the first most significant: (2,2):(4,2)\n"
-      "groups x, x+2, x+4, x+6, in local-rank order. The root (2,2,2) named dp,cp,tp is\n"
-      "dp=2:4 cp=2:2 tp=2:1; flattening (dp,tp) gives (2,2):(4,1). Root index x is\n"
-      "parent rank x, or the x-th entry of --ranks (docs/SEMANTICS.md).\n"
-      "\n"
-      "Shrink (--failed LIST --shrink DIM): the mesh left after the ranks at root\n"
-      "indices LIST died (root indices of the mesh --shape makes, not parent ranks;\n"
-      "--failed '' is the empty list): every DIM slice (the ranks at one coordinate of\n"
-      "DIM) holding a failed rank is dropped whole, DIM shrinks by the slices dropped,\n"
-      "the other dims stay. --shrink - (or --shrink alone) keeps every survivor in one\n"
-      "dim, named as --flatten names the root's dims. E.g. --shape 4,2 --names\n"
-      "replicate,shard --failed 5 --shrink replicate keeps 0,1,2,3,6,7 as (3,2); rank 4,\n"
-      "alive in a dropped slice, is a spare. The result is a new root over the same\n"
-      "parent ranks, shown as any root after the failed, spare and kept ranks; --json\n"
-      "adds \"shrink\" (\"dim\", \"dropped\", \"failed\", \"spares\", \"kept\" as old root\n"
-      "indices, \"failed_ranks\", \"spare_ranks\", \"kept_ranks\" as parent ranks), the\n"
-      "SVG lists them under its title. --shrink acts on the root where it stands in the\n"
-      "chain (after --slice, give --root first), once; later options (--slice, --rank,\n"
-      "--neighbors, --ranks-per-host, --svg) act on the shrunk mesh.\n"
-      "\n"
-      "SVG (--svg FILE): one panel per dim of the view, each the root grid as in the\n"
-      "text picture (last dim across) with every rank a cell labelled with its parent\n"
-      "rank and coloured by its group along that dim (10 colours, repeating past 10\n"
-      "groups), hosts as rounded boxes, and a legend of the groups; --color-by DIM\n"
-      "draws DIM's panel only. Above them the op chain, each dim's layout and\n"
-      "placement, and the notation. At most " +
-      std::to_string(devmesh::plan::max_drawn_ranks) + " ranks.");
-
+  add_view_options(app, a);
+  add_fault_options(app, a);
+  add_output_options(app, a);
+  app.footer(help_footer());
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e, to_stdout, to_stderr);
   } catch (const CLI::ParseError& e) {
-    return fail(json, Status::invalid_argument, e.what(), to_stdout, to_stderr);
+    return fail(a.json, Status::invalid_argument, e.what(), to_stdout, to_stderr);
   } catch (const std::exception& e) {
     // CLI11 2.1 lets std::stoll's out_of_range escape from a counted flag
     // given a huge value (--root=99999999999999999999, before the chain's
     // flags refused values): whatever escapes is an error, not an abort.
-    return fail(json, Status::invalid_argument,
-                std::string("a value on the command line is out of range (") + e.what() + ")", to_stdout,
-                to_stderr);
+    return fail(a.json, Status::invalid_argument,
+                std::string("a value on the command line is out of range (") + e.what() + ")", to_stdout, to_stderr);
   }
 
   try {
-    devmesh::RootSpec spec;
-    spec.shape = parse_indices(shape, "--shape");
-    spec.names = split(names, ',');
-    if (!ranks.empty()) spec.ranks = parse_indices(ranks, "--ranks");
-    if (!world.empty()) spec.world = parse_index(world, "--world");
-    View view = View::create(std::move(spec));
-
-    std::string ops;  // the chain as given, for the SVG's title
-    std::vector<View> pushed;  // --push, until --concatenate
-    std::optional<ShrinkResult> shrunk;  // --shrink
-    if (shrink_opt->count() > 1)
-      throw Error(Status::invalid_argument,
-                  "--shrink is given " + std::to_string(shrink_opt->count()) +
-                      " times: the planner shrinks once (--failed names root indices of one mesh)");
-    std::vector<index_t> failed_indices;
-    if (!failed.empty()) failed_indices = parse_indices(failed, "--failed");
-    std::map<const CLI::Option*, std::size_t> used;  // occurrences consumed per option
-    for (const CLI::Option* opt : app.parse_order()) {
-      const std::size_t n = used[opt]++;
-      if (opt == slice_opt) {
-        view = view.slice(split(slices[n], ','));
-        ops += " --slice " + slices[n];
-      } else if (opt == flatten_opt) {
-        view = flattens[n] == "-" ? view.flatten() : view.flatten(flattens[n]);
-        ops += " --flatten " + flattens[n];
-      } else if (opt == unflatten_opt) {
-        view = unflatten(view, unflattens[n]);
-        ops += " --unflatten " + unflattens[n];
-      } else if (opt == root_opt) {
-        view = view.root();
-        ops += " --root";
-      } else if (opt == push_opt) {
-        pushed.push_back(view);
-        ops += " --push";
-      } else if (opt == shrink_opt) {
-        view = shrink_root(view, failed_indices, shrinks[n], shrunk);
-        ops += " --failed " + (failed.empty() ? std::string("''") : failed) + " --shrink " + shrinks[n];
-      } else if (opt == concat_opt) {
-        pushed.push_back(view);
-        view = View::concatenate(pushed);
-        pushed.clear();
-        ops += " --concatenate";
-      }
-    }
-
-    std::optional<devmesh::plan::Hosts> hosts;
-    // Counted, not tested for emptiness: an empty value is an error.
-    if (hosts_opt->count() > 0)
-      hosts = devmesh::plan::make_hosts(view, parse_index(ranks_per_host, "--ranks-per-host"));
-
-    std::optional<devmesh::plan::Member> member;
-    if (!rank.empty()) {
-      const index_t r = parse_index(rank, "--rank");
-      const std::optional<index_t> x = view.root_index(r);
-      if (!x && shrunk) {
-        // Say why a rank of the old mesh is no member of the shrunk one.
-        const std::optional<index_t> old = shrunk->before.root_index(r);
-        const auto holds = [&](const std::vector<index_t>& xs) {
-          return old && std::binary_search(xs.begin(), xs.end(), *old);
-        };
-        if (holds(shrunk->failed))
-          throw Error(Status::invalid_argument,
-                      "rank " + std::to_string(r) + " failed: it is not a member of the shrunk mesh");
-        if (holds(shrunk->shrunk.spares))
-          throw Error(Status::invalid_argument, "rank " + std::to_string(r) +
-                                                    " is a spare (alive in a dropped slice): it is not a member "
-                                                    "of the shrunk mesh");
-      }
-      if (!x)
-        throw Error(Status::invalid_argument,
-                    "rank " + std::to_string(r) + " is not a member of the mesh");
-      member = devmesh::plan::Member{r, *x};
-    }
-
-    std::optional<NeighborQuery> query;
-    std::vector<index_t> neighbor_xs;
-    if (neighbors_opt->count() > 0) {
-      query = neighbor_query(view, neighbors);
-      neighbor_xs = neighbor_members(view, member);
-    }
-
     // Everything that can fail runs before the first byte goes out.
-    const bool svg_to_stdout = svg_file == "-";
-    if (svg_to_stdout && json)
-      throw Error(Status::invalid_argument, "--svg - and --json would both write to stdout");
-    if (svg_opt->count() > 0 && svg_file.empty())
-      throw Error(Status::invalid_argument, "--svg needs a file name ('-' for stdout)");
-    std::string svg;
-    if (!svg_file.empty()) {
-      devmesh::plan::SvgOptions options;
-      if (color_opt->count() > 0) options.color_dim = view.dim_index(color_by);
-      options.member = member;
-      options.hosts = hosts;
-      options.ops = ops.empty() ? "" : ops.substr(1);
-      if (shrunk) options.notes = shrink_notes(*shrunk);
-      svg = devmesh::plan::to_svg(view, options);
+    const Output o = render(a, run_chain(app, a));
+    if (!a.svg_file.empty() && a.svg_file != "-") {
+      std::ofstream file(a.svg_file, std::ios::binary);
+      if (!(file << o.svg) || !file.flush())
+        throw Error(Status::invalid_argument, "cannot write the SVG to '" + a.svg_file + "'");
     }
-    std::string out;
-    if (json) {
-      nlohmann::ordered_json j = devmesh::plan::to_json(view, member, hosts);
-      if (shrunk) j["shrink"] = shrink_json(*shrunk);
-      if (query) j["neighbors"] = neighbors_json(view, *query, neighbor_xs);
-      out = j.dump() + '\n';
-    } else if (!svg_to_stdout) {
-      std::ostringstream text;
-      if (shrunk) shrink_text(text, *shrunk);
-      devmesh::plan::print_text(text, view, member, hosts);
-      if (query) neighbors_text(text, view, *query, neighbor_xs);
-      out = text.str();
-    }
-    if (!svg_file.empty() && !svg_to_stdout) {
-      std::ofstream file(svg_file, std::ios::binary);
-      if (!(file << svg) || !file.flush())
-        throw Error(Status::invalid_argument, "cannot write the SVG to '" + svg_file + "'");
-    }
-    to_stdout << (svg_to_stdout ? svg : out) << std::flush;
+    to_stdout << (a.svg_file == "-" ? o.svg : o.out) << std::flush;
     return 0;
   } catch (const Error& e) {
-    return fail(json, e.status(), e.what(), to_stdout, to_stderr);
+    return fail(a.json, e.status(), e.what(), to_stdout, to_stderr);
   } catch (const std::exception& e) {
     // Out of memory and the like: still a plain error, never a crash.
-    return fail(json, Status::invalid_argument, e.what(), to_stdout, to_stderr);
+    return fail(a.json, Status::invalid_argument, e.what(), to_stdout, to_stderr);
   }
 }
 

@@ -82,7 +82,7 @@ struct SvgOptions {
   std::optional<Hosts> hosts;     // boxed
   std::string ops;                // the op chain, for the title ("" = the root view)
   // Lines under the title, each a <text class="note" data-note=KIND>
-  // (--shrink: "failed", "spares", "kept").
+  // (--shrink: "failed", "spares", "kept"; --repair: see repair_notes).
   struct Note {
     std::string kind, text;
   };
@@ -92,6 +92,64 @@ struct SvgOptions {
 // A standalone SVG document of the root grid (see render_svg.cpp).
 // Throws Error(invalid_argument) above max_drawn_ranks ranks.
 std::string to_svg(const View& view, const SvgOptions& options);
+
+// "0,1,6,7", "none"; past 64 entries the first 64 and how many in all.
+std::string list_text(const std::vector<index_t>& xs);
+
+// --failed LIST --shrink [DIM] (shrink.cpp): the root `before` shrunk, for
+// the summary; the chain goes on from the new root.
+struct ShrinkResult {
+  View before;                     // the root shrunk
+  std::optional<std::size_t> dim;  // its dim, or none (every survivor)
+  std::vector<index_t> failed;     // old root indices, sorted, no repeats
+  std::vector<index_t> dropped;    // coordinates along dim dropped, increasing
+  Shrunk shrunk;
+};
+
+// The shrunk root as the runtime builds it: the same parent, the kept
+// ranks' parent ranks as its rank list. Errors: those of devmesh::shrink;
+// more than max_listed_ranks ranks -> invalid_argument.
+View shrink_root(const View& root, const std::vector<index_t>& failed, const std::string& dim,
+                 std::optional<ShrinkResult>& result);
+// The summary lines (kinds "shrink", "failed", "spares", "kept"), shared by
+// the text and the SVG.
+std::vector<SvgOptions::Note> shrink_notes(const ShrinkResult& r);
+// The summary, then a blank line.
+void shrink_text(std::ostream& os, const ShrinkResult& r);
+// {"dim", "dropped", "failed", "spares", "kept", "failed_ranks", "spare_ranks", "kept_ranks"}.
+nlohmann::ordered_json shrink_json(const ShrinkResult& r);
+// Why parent rank `rank` is no member of the shrunk mesh (it failed, or it
+// is a spare in a dropped slice), or "" when the shrink is not why.
+std::string shrink_not_member(const ShrinkResult& r, index_t rank);
+
+// --failed LIST --repair [--spares N] (repair.cpp): the root `before`, made
+// with `spares` spares (parent ranks 0..W-1, the spares W..W+N-1), and who
+// fills each failed index.
+struct RepairResult {
+  View before;
+  index_t spares = 0;
+  Repaired repaired;
+};
+
+// The repaired root, as the chain goes on from it: the same shape and names,
+// every survivor at its index, spare k as parent rank W+k, spawned rank j as
+// W+N+j. Errors: those of devmesh::repair (a failed index out of range,
+// spares < 0, every index failed); a view that is not the root, a rank list
+// other than 0..W-1, a parent of neither W nor W+N ranks, more than
+// max_listed_ranks ranks -> invalid_argument.
+View repair_root(const View& root, const std::vector<index_t>& failed, index_t spares,
+                 std::optional<RepairResult>& result);
+// The summary lines (kinds "repair", "failed", "filled", "kept", "standby"),
+// shared by the text and the SVG.
+std::vector<SvgOptions::Note> repair_notes(const RepairResult& r);
+// The summary, then the mesh before the repair, then "after the repair:".
+void repair_text(std::ostream& os, const RepairResult& r);
+// {"failed", "filled": [{"index", "coords", "by", "parent_rank" | "spawn_rank"}],
+//  "spares", "spares_left", "spawned", "kept", "standby_ranks", "before"}.
+nlohmann::ordered_json repair_json(const RepairResult& r);
+// Why parent rank `rank` is no member of the repaired mesh (it failed, or
+// it is a spare left in standby), or "" when the repair is not why.
+std::string repair_not_member(const RepairResult& r, index_t rank);
 
 }  // namespace devmesh::plan
 

@@ -128,6 +128,14 @@ void print_grid(std::ostream& os, const View& view, const std::optional<Hosts>& 
 
 }  // namespace
 
+std::string list_text(const std::vector<index_t>& xs) {
+  if (xs.empty()) return "none";
+  std::string out;
+  for (std::size_t i = 0; i < xs.size() && i < 64; ++i) out += (i ? "," : "") + std::to_string(xs[i]);
+  if (xs.size() > 64) out += ",... (" + std::to_string(xs.size()) + " in all)";
+  return out;
+}
+
 void print_text(std::ostream& os, const View& view, const std::optional<Member>& member,
                 const std::optional<Hosts>& hosts) {
   const std::string view_line = "view: " + shape_line(view.names(), view.shape());
