@@ -100,7 +100,7 @@ struct Run {
     const std::string claim = dir + "/kill-" + std::to_string(k);
     const int fd = open(claim.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644);
     if (fd < 0) return;
-    const std::string line = std::to_string(mesh.root_index()) + "\n";
+    const std::string line = std::to_string(mesh ? mesh.root_index() : -1) + " " + id + "\n";
     (void)!write(fd, line.data(), line.size());
     close(fd);
     raise(SIGKILL);
@@ -263,11 +263,11 @@ int main(int argc, char** argv) {
       if (!run.mesh) {
         run.start = "spare";
         static std::atomic<bool> waiting{true};
-        for (const Kill& k : run.kills)
-          if (k.world == world)
-            std::thread([ms = k.ms] {
-              std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-              if (waiting) raise(SIGKILL);
+        for (std::size_t k = 0; k < run.kills.size(); ++k)
+          if (run.kills[k].world == world)
+            std::thread([&run, k] {
+              std::this_thread::sleep_for(std::chrono::milliseconds(run.kills[k].ms));
+              run.die_if(k, waiting);
             }).detach();
         run.mesh = Mesh::standby(MPI_COMM_WORLD);
         waiting = false;

@@ -35,6 +35,9 @@ KIND:
                 on the started collectives the backend has; every survivor
                 reports, each wait ended with proc_failed or revoked within
                 10 s.
+  repair        PROGRAM is repair_fault.cpp, N 10, 8 or 9: kill-and-repair
+                runs judged against a reference of who holds each root
+                index (fault_repair.py says which runs and what is judged).
   elastic       an elastic example (HSDP replicate=4 x shard=2, rank 5 killed
                 mid-run), N = 8: the 6 ranks of the 3 whole replicas finish
                 with correct parameters on a (3, 2) mesh, rank 4 (the dead
@@ -54,6 +57,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import fault_repair
 
 RANKS, SHAPE = 8, (4, 2)  # set by hsdp (N)
 POINTS = ["creation", "first_comm", "shard_allreduce", "replicate_allreduce", "p2p", "agree"]
@@ -325,7 +330,8 @@ def elastic(mpiexec, ranks, program, args):
 
 
 def main():
-    kinds = {"hsdp": hsdp, "create-fails": create_fails, "requests": requests, "elastic": elastic}
+    kinds = {"hsdp": hsdp, "create-fails": create_fails, "requests": requests, "elastic": elastic,
+             "repair": fault_repair.repair}
     if len(sys.argv) == 3 and sys.argv[1] == "judge-elastic":
         with open(sys.argv[2], errors="replace") as f:
             sys.exit(judge_elastic(f.read()))
