@@ -2,7 +2,7 @@
 repair_fault.cpp (HSDP replicate=4 x shard=2 over the first 8 ranks of the
 job), judged against a reference of who must hold each root index.
 
-    run_fault.py repair MPIEXEC N PROGRAM [--runs R]
+    run_fault.py repair MPIEXEC N PROGRAM [--runs R] [--gloo]
 
 N picks the plans:
   10  2 spares, no spawn: one death at a random step; two deaths at
@@ -13,7 +13,9 @@ N picks the plans:
       promoted spare (filled by a spawned process); 1 spare, no spawn: two
       deaths at one step, a refused repair (too few spares), the spare
       released.
-Victims and steps come from DEVMESH_FAULT_SEED (default 27).
+Victims and steps come from DEVMESH_FAULT_SEED (default 27). With --gloo
+every other run puts the shard dim on Gloo (the repaired mesh makes new
+Gloo communicators for it, spawned processes included).
 
 The reference: every survivor keeps its root index; the indices a repair
 filled are those whose holders died (the kill claims say which); each
@@ -62,13 +64,16 @@ def plans(ranks, runs, rng):
     return out
 
 
-def run_job(mpiexec, ranks, program, spares, spawn, kills, d):
+def run_job(mpiexec, ranks, program, spares, spawn, kills, d, backend):
     """Runs one job until every live process reported (or BOUND); returns
     the reports by id and the stderr tail."""
     args = ["bash", mpiexec, "-ft", "-n", str(ranks), os.path.abspath(program), d, str(STEPS), str(spares),
             str(spawn), ",".join(kills) or "-"]
+    env = dict(os.environ)
+    if backend:
+        env["DEVMESH_TEST_SHARD_BACKEND"] = backend
     job = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                           start_new_session=True)
+                           start_new_session=True, env=env)
     start = time.monotonic()
     reports = {}
     while time.monotonic() - start < BOUND:
@@ -163,11 +168,13 @@ def repair(mpiexec, ranks, program, flags):
     bad = 0
     times = []
     for n, (spares, spawn, kills) in enumerate(plans(ranks, runs, rng)):
+        backend = "gloo" if "--gloo" in flags and n % 2 else None
         with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as d:
-            reports, stderr, took = run_job(mpiexec, ranks, program, spares, spawn, kills, d)
+            reports, stderr, took = run_job(mpiexec, ranks, program, spares, spawn, kills, d, backend)
             problems = judge(ranks, spares, spawn, kills, reports, d)
             ms = [t for r in reports.values() for t in r.get("repair_ms", [])]
-        what = f"run {n}: {ranks} ranks, {spares} spare(s), spawn {'on' if spawn else 'off'}, kills {','.join(kills)}"
+        what = (f"run {n}: {ranks} ranks, {spares} spare(s), spawn {'on' if spawn else 'off'}, kills {','.join(kills)}"
+                + (f", shard on {backend}" if backend else ""))
         if problems:
             bad += 1
             print(f"FAIL {what}:\n  " + "\n  ".join(problems) + f"\n  stderr: {stderr}", flush=True)

@@ -16,6 +16,8 @@
 // it saw filled, whether its parameters equal the closed form of a run with
 // no failure, and the sums of root indices over its replicate and shard
 // groups (run_fault.py judges them against a reference).
+// DEVMESH_TEST_SHARD_BACKEND=gloo puts the shard dim on Gloo (spawned
+// processes get it with the rest of the mesh's options from the repair).
 #include <mpi.h>
 
 #include <fcntl.h>
@@ -259,6 +261,7 @@ int main(int argc, char** argv) {
       devmesh::MeshOptions options;
       options.fault_tolerance = true;
       options.spares = run.spares;
+      if (const char* b = std::getenv("DEVMESH_TEST_SHARD_BACKEND")) options.dim_backends = {{"shard", b}};
       run.mesh = Mesh::create(MPI_COMM_WORLD, {4, 2}, {"replicate", "shard"}, options);
       if (!run.mesh) {
         run.start = "spare";
