@@ -8,6 +8,8 @@
 //   index (spares left over after them) -> the mesh, by the creation
 //   driver over that split, with no cross-check (the recipe is the same
 //   everywhere by construction).
+#include "repair.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -18,7 +20,6 @@
 #include "../mesh_state.hpp"
 #include "../mpi_check.hpp"
 #include "../mpi_features.hpp"
-#include "repair.hpp"
 
 namespace devmesh::detail {
 namespace {
@@ -297,18 +298,18 @@ std::optional<Mesh> repair_round(std::shared_ptr<Pool>& pool, RootRecipe recipe,
   if (!plan.by_spawn.empty() && !(op & op_spawn)) {
     if (index < 0) return std::nullopt;
     const std::size_t n = pool->spare_rank.size();
-    throw Error(Status::invalid_argument,
-                "repair: root " + std::string(plan.failed.size() == 1 ? "index " : "indices ") +
-                    index_list(plan.failed) + " failed" + " and " +
-                    (n == 1 ? "1 spare stands" : std::to_string(n) + " spares stand") +
-                    " by; give a command to spawn the rest, or shrink the mesh");
+    throw Error(Status::invalid_argument, "repair: root " +
+                                              std::string(plan.failed.size() == 1 ? "index " : "indices ") +
+                                              index_list(plan.failed) + " failed" + " and " +
+                                              (n == 1 ? "1 spare stands" : std::to_string(n) + " spares stand") +
+                                              " by; give a command to spawn the rest, or shrink the mesh");
   }
   int me = 0;
   DEVMESH_MPI(MPI_Comm_rank(pool->comm, &me));
   int key = index;
   if (index < 0) {
-    const auto k = static_cast<std::size_t>(
-        std::find(pool->spare_rank.begin(), pool->spare_rank.end(), me) - pool->spare_rank.begin());
+    const auto k = static_cast<std::size_t>(std::find(pool->spare_rank.begin(), pool->spare_rank.end(), me) -
+                                            pool->spare_rank.begin());
     key = k < plan.by_spare.size() ? static_cast<int>(plan.by_spare[k])
                                    : members + static_cast<int>(k - plan.by_spare.size());
   }
@@ -408,8 +409,8 @@ Mesh Mesh::join() {
     DEVMESH_MPI(MPI_Comm_rank(merged, &me));
     DEVMESH_MPI(MPI_Comm_size(merged, &size));
     const int j = me - (size - static_cast<int>(plan.by_spawn.size()));
-    Mesh out = detail::make_repaired(merged, static_cast<int>(plan.by_spawn.at(static_cast<std::size_t>(j))),
-                                     recipe, plan, &unused);
+    Mesh out = detail::make_repaired(merged, static_cast<int>(plan.by_spawn.at(static_cast<std::size_t>(j))), recipe,
+                                     plan, &unused);
     MPI_Comm_free(&merged);
     return out;
   } catch (const Error&) {

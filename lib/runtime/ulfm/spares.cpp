@@ -33,8 +33,8 @@ std::vector<int> member_ranks_with_spares(const MeshOptions& options, bool has_r
     throw Error(Status::invalid_argument,
                 "spares are the parent's last ranks, which host_aware would reorder; give one or the other");
   if (n >= world)
-    throw Error(Status::invalid_argument, std::to_string(n) + " spares leave no member in a parent of " +
-                                              std::to_string(world) + " ranks");
+    throw Error(Status::invalid_argument,
+                std::to_string(n) + " spares leave no member in a parent of " + std::to_string(world) + " ranks");
   std::vector<int> ranks(static_cast<std::size_t>(world - n));
   for (std::size_t i = 0; i < ranks.size(); ++i) ranks[i] = static_cast<int>(i);
   return ranks;
