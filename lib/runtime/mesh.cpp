@@ -285,7 +285,9 @@ Mesh Mesh::shrink(std::optional<std::string_view> dim) const {
   detail::CreationRequest r = request(detail::CreationKind::ranks, survivors, {1}, {"survivors"}, state_->options());
   r.owns_parent = true;
   r.fresh_parent = true;
+  // The survivors' order is the old root's (host-major where it was).
   r.options.spares = 0;
+  r.options.host_aware = false;
   r.mode = &detail::ulfm_survivors_mode();
   r.ranks = {0};
   std::vector<index_t> kept;

@@ -246,7 +246,10 @@ Mesh make_repaired(MPI_Comm merged, int key, const RootRecipe& recipe, const Rep
   r.shape = recipe.shape;
   r.names = recipe.names;
   r.options = recipe.options;
+  // Every survivor keeps its index: the old order (host-major where it
+  // was), not a new one.
   r.options.spares = 0;
+  r.options.host_aware = false;
   for (int x = 0; x < members; ++x) r.ranks.push_back(x);
   r.fresh_parent = true;
   r.owns_parent = !spares_left;
