@@ -8,7 +8,8 @@ N picks the plans:
   10  2 spares, no spawn: one death at a random step; two deaths at
       different steps; a death, then another during the repair; a spare
       dying in standby, then a death.
-   8  no spare, spawn: a death at a random step.
+   8  no spare, spawn: a death at a random step; in every other run the
+      spawned process that took its place dies too.
    9  1 spare and spawn: two deaths in turn, the second possibly the
       promoted spare (filled by a spawned process); 1 spare, no spawn: two
       deaths at one step, a refused repair (too few spares), the spare
@@ -52,7 +53,8 @@ def plans(ranks, runs, rng):
                      ["w8@0", f"{a}@{s1}"]][kind]
             out.append((2, 0, kills))
         elif ranks == 8:
-            out.append((0, 1, [f"{a}@{s1}"]))
+            # Every other run, the spawned process dies too (replaced like any member).
+            out.append((0, 1, [f"{a}@{s1}"] + ([f"{a}@{s2}"] if i % 2 else [])))
         elif ranks == 9:
             if i % 3 == 2:
                 out.append((1, 0, [f"{a}@{s1}", f"{b}@{s1}"]))
