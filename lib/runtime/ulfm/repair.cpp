@@ -155,6 +155,28 @@ void share_recipe(MPI_Comm comm, RootRecipe& recipe, Repaired& plan, bool receiv
   if (receive) unpack(bytes, recipe, plan);
 }
 
+// Every holder of the pool sends each spawned process one empty message,
+// so that MPI knows how to reach it while it lives: Open MPI 5.0.11 looks a
+// peer's address up on first use, from PMIx, which waits for ever once a
+// spawned job has ended, and a revoke's broadcast after a newcomer's death
+// hung there on a holder that had never sent to it.
+void reach_newcomers(MPI_Comm merged, int spawned) {
+  int me = 0, size = 0;
+  DEVMESH_MPI(MPI_Comm_rank(merged, &me));
+  DEVMESH_MPI(MPI_Comm_size(merged, &size));
+  const int old = size - spawned;
+  std::vector<MPI_Request> requests;
+  constexpr int tag = 27;
+  for (int peer = me < old ? old : 0; peer < (me < old ? size : old); ++peer) {
+    requests.push_back(MPI_REQUEST_NULL);
+    if (me < old)
+      DEVMESH_MPI(MPI_Isend(nullptr, 0, MPI_BYTE, peer, tag, merged, &requests.back()));
+    else
+      DEVMESH_MPI(MPI_Irecv(nullptr, 0, MPI_BYTE, peer, tag, merged, &requests.back()));
+  }
+  DEVMESH_MPI(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
+}
+
 // --- the round ----------------------------------------------------------------
 
 // MPIX_Comm_shrink of the pool: its live holders in pool order, the same
@@ -321,6 +343,7 @@ std::optional<Mesh> repair_round(std::shared_ptr<Pool>& pool, RootRecipe recipe,
     if (!plan.by_spawn.empty()) {
       merged = spawn_and_merge(pool->comm, spawn, plan);
       share_recipe(merged, recipe, plan, false);
+      reach_newcomers(merged, static_cast<int>(plan.by_spawn.size()));
     }
     std::shared_ptr<Pool> next;
     Mesh out = make_repaired(merged, key, recipe, plan, &next);
@@ -408,6 +431,7 @@ Mesh Mesh::join() {
   std::shared_ptr<detail::Pool> unused;
   try {
     detail::share_recipe(merged, recipe, plan, true);
+    detail::reach_newcomers(merged, static_cast<int>(plan.by_spawn.size()));
     int me = 0, size = 0;
     DEVMESH_MPI(MPI_Comm_rank(merged, &me));
     DEVMESH_MPI(MPI_Comm_size(merged, &size));
