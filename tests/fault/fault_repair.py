@@ -11,9 +11,9 @@ N picks the plans:
    8  no spare, spawn: a death at a random step; in every other run the
       spawned process that took its place dies too.
    9  1 spare and spawn: two deaths in turn, the second possibly the
-      promoted spare (filled by a spawned process); 1 spare, no spawn: two
-      deaths at one step, a refused repair (too few spares), the spare
-      released.
+      promoted spare (filled by a spawned process); two deaths at one step
+      (the spare and a spawned process); 1 spare, no spawn: two deaths at
+      one step, a refused repair (too few spares), the spare released.
 Victims and steps come from DEVMESH_FAULT_SEED (default 27). With --gloo
 every other run puts the shard dim on Gloo (the repaired mesh makes new
 Gloo communicators for it, spawned processes included).
@@ -56,10 +56,13 @@ def plans(ranks, runs, rng):
             # Every other run, the spawned process dies too (replaced like any member).
             out.append((0, 1, [f"{a}@{s1}"] + ([f"{a}@{s2}"] if i % 2 else [])))
         elif ranks == 9:
-            if i % 3 == 2:
+            kind = i % 4
+            if kind == 2:  # too few spares, no spawn: refused
                 out.append((1, 0, [f"{a}@{s1}", f"{b}@{s1}"]))
+            elif kind == 3:  # two at once: the spare takes one, a spawned process the other
+                out.append((1, 1, [f"{a}@{s1}", f"{b}@{s1}"]))
             else:
-                second = a if i % 3 == 0 else b  # the promoted spare, or another rank
+                second = a if kind == 0 else b  # the promoted spare, or another rank
                 out.append((1, 1, [f"{a}@{s1}", f"{second}@{s2}"]))
         else:
             raise SystemExit(f"repair: no plans for {ranks} ranks (10, 8 or 9)")
