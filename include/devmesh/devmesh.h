@@ -265,11 +265,11 @@ enum devmesh_comm_errors {
   DEVMESH_COMM_ERRORS_RETURN = 1   /* MPI_ERRORS_RETURN */
 };
 
-#define DEVMESH_CONFIG_INITIALIZER                                                                        \
-  {                                                                                                       \
-    sizeof(devmesh_config_t), DEVMESH_CONFIG_MAGIC, DEVMESH_VERSION_CODE, NULL, NULL, NULL, NULL,         \
+#define DEVMESH_CONFIG_INITIALIZER                                                                         \
+  {                                                                                                        \
+    sizeof(devmesh_config_t), DEVMESH_CONFIG_MAGIC, DEVMESH_VERSION_CODE, NULL, NULL, NULL, NULL,          \
         DEVMESH_CONFIG_UNSET, NULL, DEVMESH_CONFIG_UNSET, DEVMESH_CONFIG_UNSET, DEVMESH_CONFIG_UNSET, 0.0, \
-        DEVMESH_CONFIG_UNSET                                                                            \
+        DEVMESH_CONFIG_UNSET                                                                               \
   }
 
 /* devmesh_create with options (config NULL: the defaults): backends, a
@@ -586,8 +586,7 @@ DEVMESH_C_API int devmesh_repair(devmesh_t m, const char *command, char *argv[],
  * Collective over the surviving members of m's root, its spares in standby
  * and the processes the repair spawns, as devmesh_repair.
  * Errors as devmesh_repair. */
-DEVMESH_C_API int devmesh_repair_ex(devmesh_t m, const char *command, char *argv[], MPI_Info info,
-                                    devmesh_t *repaired);
+DEVMESH_C_API int devmesh_repair_ex(devmesh_t m, const char *command, char *argv[], MPI_Info info, devmesh_t *repaired);
 
 /* Ends the standby of m's root's spares: each devmesh_standby returns with
  * *mesh = NULL. Nothing to do (no communication) where the root has none.

@@ -2,10 +2,9 @@
 // without it: clear errors, the same on every rank, nothing made (run
 // without the launcher's fault tolerance, on every MPI).
 #define BOOST_TEST_MODULE ft_errors
-#include "mpi_test.hpp"
-
 #include "devmesh/devmesh.h"
 #include "devmesh/mesh.hpp"
+#include "mpi_test.hpp"
 
 using devmesh::Mesh;
 using devmesh::Status;
@@ -124,8 +123,8 @@ BOOST_AUTO_TEST_CASE(repair_calls_need_fault_tolerance) {
   BOOST_TEST(message.find("release_spares needs a mesh made with fault_tolerance") != std::string::npos, message);
   // standby and join: the MPI lacks ULFM (naming what) or runs without it.
   for (const char* what : {"standby", "join"}) {
-    const Status s = status_of(
-        [&] { std::string(what) == "standby" ? Mesh::standby(MPI_COMM_WORLD) : Mesh::join(); }, &message);
+    const Status s =
+        status_of([&] { std::string(what) == "standby" ? Mesh::standby(MPI_COMM_WORLD) : Mesh::join(); }, &message);
     BOOST_TEST(s == Status::unsupported, what);
     BOOST_TEST(message.find(std::string(what) + ": ") == 0, message);
     BOOST_TEST((message.find("lacks") != std::string::npos || message.find("--with-ft ulfm") != std::string::npos),
@@ -169,8 +168,8 @@ BOOST_AUTO_TEST_CASE(repair_calls_need_fault_tolerance) {
 
 // Checked before ULFM is asked for: the same answer on every MPI, every rank alike.
 BOOST_AUTO_TEST_CASE(spares_are_checked_on_every_mpi) {
-  const auto refused = [](devmesh::MeshOptions o, const std::string& words, std::optional<std::vector<int>> ranks =
-                                                                                 std::nullopt) {
+  const auto refused = [](devmesh::MeshOptions o, const std::string& words,
+                          std::optional<std::vector<int>> ranks = std::nullopt) {
     std::string message;
     const Status s = status_of(
         [&] {
@@ -191,8 +190,8 @@ BOOST_AUTO_TEST_CASE(spares_are_checked_on_every_mpi) {
   o.spares = -1;
   refused(o, "spares is -1");
   o.spares = world_size();
-  refused(o, std::to_string(world_size()) + " spares leave no member in a parent of " +
-                 std::to_string(world_size()) + " ranks");
+  refused(o, std::to_string(world_size()) + " spares leave no member in a parent of " + std::to_string(world_size()) +
+                 " ranks");
   o.spares = 1;
   std::vector<int> all(static_cast<std::size_t>(world_size()));
   for (int r = 0; r < world_size(); ++r) all[static_cast<std::size_t>(r)] = r;
