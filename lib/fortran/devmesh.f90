@@ -5,8 +5,8 @@
 !> the C headers, the procedures whose arguments map mechanically, and the
 !> mpi_f08 twin of each `use mpi` procedure <x>_int here (devmesh_*.inc,
 !> included below). This file, with the parts it includes after `contains`
-!> (devmesh_create.f90, devmesh_views.f90, devmesh_requests.f90), holds what
-!> a C prototype cannot say.
+!> (devmesh_create.f90, devmesh_views.f90, devmesh_requests.f90,
+!> devmesh_repair.f90), holds what a C prototype cannot say.
 !> Types and kinds (type(devmesh_t), type(devmesh_request_t); element counts
 !> default INTEGER or INTEGER(int64), e.g. size(x, kind=8); every other
 !> number default INTEGER) and conventions (ierr, handles, strings, ranks
@@ -38,6 +38,15 @@
 !>   devmesh_agree, devmesh_shrink
 !>                              collective over the surviving members of the
 !>                              root (a fault-tolerant mesh)
+!>   devmesh_repair, devmesh_repair_ex
+!>                              collective over the surviving members of the
+!>                              root, its spares in standby and the
+!>                              processes the repair spawns
+!>   devmesh_release_spares     collective over the surviving members of the
+!>                              root and its spares in standby
+!>   devmesh_standby            collective over the spares' pool
+!>   devmesh_join               collective over the repair that spawned the
+!>                              process
 !>   everything else            not collective (send, recv, isend, irecv,
 !>                              sendrecv and batch: between the ranks named)
 !>
@@ -51,7 +60,7 @@ module devmesh
   use, intrinsic :: iso_c_binding, only: c_int, c_char, c_ptr, c_null_ptr, c_null_char, &
                                          c_loc, c_associated, c_f_pointer, c_size_t, c_sizeof, c_double
   use, intrinsic :: iso_fortran_env, only: error_unit, int64
-  use mpi_f08, only: MPI_Comm, MPI_Group, MPI_COMM_NULL
+  use mpi_f08, only: MPI_Comm, MPI_Group, MPI_Info, MPI_COMM_NULL
   use devmesh_c_interface
   implicit none
   private
@@ -77,6 +86,7 @@ module devmesh
   public :: devmesh_backend_comm, devmesh_version
   public :: devmesh_last_error, devmesh_status_string, devmesh_test, devmesh_waitall
   public :: devmesh_batch, devmesh_p2p
+  public :: devmesh_repair
 
   !> One send or receive of devmesh_batch, devmesh_p2p_t of devmesh.h field
   !> for field (make it with devmesh_p2p): send nonzero sends buffer to
@@ -367,6 +377,7 @@ contains
     cfg%comm_errors = DEVMESH_CONFIG_UNSET
     cfg%fault_tolerance = DEVMESH_CONFIG_UNSET
     cfg%deadline = 0.0_c_double
+    cfg%spares = DEVMESH_CONFIG_UNSET
     if (present(backend)) call to_c_name(backend, cb, cfg%backend)
     if (present(dim_backends)) call to_c_name(dim_backends, cdb, cfg%dim_backends)
     if (present(backend_options)) call to_c_name(backend_options, cbo, cfg%backend_options)
@@ -378,5 +389,7 @@ contains
   include 'devmesh_views.f90'
 
   include 'devmesh_requests.f90'
+
+  include 'devmesh_repair.f90'
 
 end module devmesh

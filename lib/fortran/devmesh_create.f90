@@ -36,7 +36,8 @@
   ! (the C layer refuses it) with a valid pointer. `proc` names the
   ! caller's procedure in messages.
   subroutine create_ex_common(proc, parent, shape, names, mesh, ierr, listed, ranks, backend, dim_backends, &
-                              backend_options, dim_options, host_aware, comm_errors, fault_tolerance, deadline)
+                              backend_options, dim_options, host_aware, comm_errors, fault_tolerance, deadline, &
+                              spares)
     character(len=*), intent(in) :: proc
     integer, intent(in) :: parent, shape(:)
     character(len=*), intent(in) :: names(:)
@@ -46,7 +47,7 @@
     integer, intent(in) :: ranks(:)
     character(len=*), intent(in), optional :: backend, dim_backends, backend_options, dim_options
     logical, intent(in), optional :: host_aware, fault_tolerance
-    integer, intent(in), optional :: comm_errors
+    integer, intent(in), optional :: comm_errors, spares
     double precision, intent(in), optional :: deadline
     integer(c_int), allocatable :: shp(:)
     integer(c_int), allocatable, target :: rk(:)
@@ -66,35 +67,38 @@
     if (present(comm_errors)) cfg%comm_errors = int(comm_errors, c_int)
     if (present(fault_tolerance)) cfg%fault_tolerance = merge(1_c_int, 0_c_int, fault_tolerance)
     if (present(deadline)) cfg%deadline = real(deadline, c_double)
+    if (present(spares)) cfg%spares = int(spares, c_int)
     call finish(c_create_ex_f(int(parent, c_int), int(n, c_int), shp, cs%ptr, cfg, mesh%ptr), proc, ierr)
   end subroutine create_ex_common
 
   !> devmesh_create_ex(comm, shape, names, mesh [, ierr] [, backend=] [, dim_backends=]
   !> [, backend_options=] [, dim_options=] [, ranks=] [, host_aware=] [, comm_errors=]
-  !> [, fault_tolerance=] [, deadline=]):
+  !> [, fault_tolerance=] [, deadline=] [, spares=]):
   !> devmesh_create with the options of devmesh_config_t (devmesh.h); absent
   !> or blank: the default. ranks: as devmesh_create_from_ranks (gfortran
   !> passes a zero-size constant as absent: an empty list is refused only
   !> there); host_aware, fault_tolerance: logical; comm_errors:
-  !> DEVMESH_COMM_ERRORS_*; deadline: seconds (double precision).
+  !> DEVMESH_COMM_ERRORS_*; deadline: seconds (double precision); spares:
+  !> the parent's last ranks kept as hot spares (they get the null handle
+  !> and call devmesh_standby).
   subroutine create_ex_int(comm, shape, names, mesh, ierr, backend, dim_backends, backend_options, dim_options, &
-                           ranks, host_aware, comm_errors, fault_tolerance, deadline)
+                           ranks, host_aware, comm_errors, fault_tolerance, deadline, spares)
     integer, intent(in) :: comm, shape(:)
     character(len=*), intent(in) :: names(:)
     type(devmesh_t), intent(inout) :: mesh
     integer, intent(out), optional :: ierr
     character(len=*), intent(in), optional :: backend, dim_backends, backend_options, dim_options
-    integer, intent(in), optional :: ranks(:), comm_errors
+    integer, intent(in), optional :: ranks(:), comm_errors, spares
     logical, intent(in), optional :: host_aware, fault_tolerance
     double precision, intent(in), optional :: deadline
     if (present(ranks)) then
       call create_ex_common('devmesh_create_ex', comm, shape, names, mesh, ierr, .true., ranks, backend, &
                             dim_backends, backend_options, dim_options, host_aware, comm_errors, fault_tolerance, &
-                            deadline)
+                            deadline, spares)
     else
       call create_ex_common('devmesh_create_ex', comm, shape, names, mesh, ierr, .false., [integer ::], &
                             backend, dim_backends, backend_options, dim_options, host_aware, comm_errors, &
-                            fault_tolerance, deadline)
+                            fault_tolerance, deadline, spares)
     end if
   end subroutine create_ex_int
 

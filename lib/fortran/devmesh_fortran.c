@@ -70,3 +70,9 @@ int devmesh_all_groups_comm_f(devmesh_t m, const char *dim, int maxranks, int ra
   if (status == DEVMESH_SUCCESS) *comm = MPI_Comm_c2f(c);
   return status;
 }
+
+int devmesh_repair_ex_f(devmesh_t m, const char *command, char *argv[], MPI_Fint info, devmesh_t *repaired) {
+  return devmesh_repair_ex(m, command, argv, MPI_Info_f2c(info), repaired);
+}
+
+int devmesh_standby_f(MPI_Fint parent, devmesh_t *mesh) { return devmesh_standby(MPI_Comm_f2c(parent), mesh); }

@@ -2,7 +2,7 @@
  * handles, for the Fortran module only (not installed): Fortran programs
  * hold MPI handles as MPI_Fint (mpi_f08's MPI_VAL, or `use mpi` integers),
  * and MPI_Comm differs between MPI implementations. Each converts with
- * MPI_Comm_f2c/MPI_Group_f2c (MPI_Comm_c2f on the way back) and calls the
+ * MPI_Comm_f2c/MPI_Group_f2c/MPI_Info_f2c (MPI_Comm_c2f on the way back) and calls the
  * public function of the name without _f, so status codes, collectiveness
  * and "outputs untouched on failure" are that function's; a failure's
  * devmesh_last_error() names the public function.
@@ -62,6 +62,17 @@ DEVMESH_C_API int devmesh_cart_comm_periodic_f(devmesh_t m, int ndims, const int
  * the root asks for this layout; not collective afterwards. */
 DEVMESH_C_API int devmesh_all_groups_comm_f(devmesh_t m, const char *dim, int maxranks, int ranks[], int *own,
                                             MPI_Fint *comm);
+
+/* devmesh_repair_ex with a Fortran handle for info.
+ * Collective over the surviving members of m's root, its spares in standby
+ * and the processes the repair spawns. */
+DEVMESH_C_API int devmesh_repair_ex_f(devmesh_t m, const char *command, char *argv[], MPI_Fint info,
+                                      devmesh_t *repaired);
+
+/* devmesh_standby with a Fortran handle for parent.
+ * Collective over the spares' pool (the surviving members of the mesh made
+ * over parent and its other spares). */
+DEVMESH_C_API int devmesh_standby_f(MPI_Fint parent, devmesh_t *mesh);
 
 #ifdef __cplusplus
 }

@@ -39,7 +39,7 @@ from c_headers import collectiveness, parse_config, parse_constants, parse_funct
 
 # ---- the interface module --------------------------------------------------------------
 
-MPI_HANDLES = {"MPI_Comm", "MPI_Group"}
+MPI_HANDLES = {"MPI_Comm", "MPI_Group", "MPI_Info"}
 
 
 def fortran_dummy(p):
@@ -214,6 +214,7 @@ WRAPPED = [
     "devmesh_ireduce",
     "devmesh_revoke", "devmesh_is_revoked", "devmesh_failed_ranks", "devmesh_agree", "devmesh_shrink",
     "devmesh_root_index", "devmesh_shrunk_index",
+    "devmesh_release_spares", "devmesh_join", "devmesh_standby_f",
 ]
 ASYNCHRONOUS = {"devmesh_isend", "devmesh_irecv", "devmesh_iallreduce", "devmesh_iallgather",
                 "devmesh_ireduce_scatter", "devmesh_ibroadcast", "devmesh_ialltoall", "devmesh_ialltoallv",
@@ -234,7 +235,8 @@ LOGICAL_OUT = {"within", "revoked"}
 LOGICAL_INOUT = {"flag"}
 # Dummy arguments holding MPI handles in the `use mpi` procedures (integers)
 # and their mpi_f08 types.
-HANDLES = {"comm": "MPI_Comm", "parent": "MPI_Comm", "comms": "MPI_Comm", "group": "MPI_Group"}
+HANDLES = {"comm": "MPI_Comm", "parent": "MPI_Comm", "comms": "MPI_Comm", "group": "MPI_Group",
+           "info": "MPI_Info"}
 
 
 def subroutine(name, dummies, decls, body):
@@ -325,7 +327,7 @@ def mesh_or_string_param(w, p):
 
 def integer_param(w, p, count_kind):
     """int * of LOGICAL_INOUT and LOGICAL_OUT -> logical, int * and MPI_Fint
-    * -> integer written on success, int -> integer, size_t -> integer of
+    * -> integer written on success, int and MPI_Fint -> integer, size_t -> integer of
     the kind COUNT_KINDS[count_kind] (negative refused); whether p was one
     of them."""
     b, s = p.base, p.stars
@@ -349,7 +351,7 @@ def integer_param(w, p, count_kind):
         w.locs.append(("integer(c_int)", f"v_{p.name}", ""))
         w.actual.append(f"v_{p.name}")
         w.post.append(f"{p.name} = int(v_{p.name})")
-    elif b == "int" and s == 0 and not p.array:
+    elif b in ("int", "MPI_Fint") and s == 0 and not p.array:
         w.dummies.append(p.name)
         w.decls.append(("integer, intent(in)", p.name, ""))
         w.actual.append(f"int({p.name}, c_int)")

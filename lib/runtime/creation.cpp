@@ -145,6 +145,9 @@ void check_locally(Creation& c) {
   }
   check_dim_names(r);
   check_options(r.options);
+  // spares' own conditions before ULFM is asked for: the same answer on every MPI.
+  if (r.options.spares != 0)
+    member_ranks_with_spares(r.options, r.kind != CreationKind::shape && r.kind != CreationKind::group, c.world);
   load_backends(c);
   mode_of(r).check(c);
   switch (r.kind) {
