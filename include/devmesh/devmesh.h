@@ -62,6 +62,17 @@
  *   devmesh_agree, devmesh_shrink
  *                              collective over the surviving members of the
  *                              root (a fault-tolerant mesh)
+ *   devmesh_repair, devmesh_repair_ex
+ *                              collective over the surviving members of the
+ *                              root, its spares in standby and the
+ *                              processes the repair spawns
+ *   devmesh_release_spares     collective over the surviving members of the
+ *                              root and its spares in standby
+ *   devmesh_standby            collective over the spares' pool (the
+ *                              members of the mesh made over parent that
+ *                              repair or release it)
+ *   devmesh_join               collective over the repair that spawned the
+ *                              process
  *   everything else            not collective (devmesh_send, devmesh_recv,
  *                              devmesh_isend, devmesh_irecv,
  *                              devmesh_sendrecv and devmesh_batch: between
@@ -236,6 +247,15 @@ typedef struct devmesh_config_s {
    * gets DEVMESH_ERR_TIMEOUT, the others DEVMESH_ERR_REVOKED. Needs
    * fault_tolerance and MPI_THREAD_MULTIPLE. 0: none. */
   double deadline;
+  /* Hot spares (devmesh::MeshOptions::spares, docs/SEMANTICS.md "Repair"),
+   * with fault_tolerance: the parent's last `spares` ranks do not join the
+   * mesh (prod(shape) = parent size - spares, root index = parent rank);
+   * their devmesh_create_ex gives *mesh = NULL (and DEVMESH_SUCCESS), and
+   * devmesh_standby(parent) keeps them until a repair takes them or the
+   * members release them (devmesh_release_spares). Negative, with a rank
+   * list or host_aware, without fault_tolerance, or the whole parent ->
+   * INVALID_ARGUMENT. Unset or 0: none. */
+  int spares;
 } devmesh_config_t;
 
 /* The error handler of the communicators devmesh_comm and devmesh_cart_comm
@@ -248,7 +268,8 @@ enum devmesh_comm_errors {
 #define DEVMESH_CONFIG_INITIALIZER                                                                        \
   {                                                                                                       \
     sizeof(devmesh_config_t), DEVMESH_CONFIG_MAGIC, DEVMESH_VERSION_CODE, NULL, NULL, NULL, NULL,         \
-        DEVMESH_CONFIG_UNSET, NULL, DEVMESH_CONFIG_UNSET, DEVMESH_CONFIG_UNSET, DEVMESH_CONFIG_UNSET, 0.0 \
+        DEVMESH_CONFIG_UNSET, NULL, DEVMESH_CONFIG_UNSET, DEVMESH_CONFIG_UNSET, DEVMESH_CONFIG_UNSET, 0.0, \
+        DEVMESH_CONFIG_UNSET                                                                            \
   }
 
 /* devmesh_create with options (config NULL: the defaults): backends, a
@@ -532,6 +553,73 @@ DEVMESH_C_API int devmesh_agree(devmesh_t m, int *flag);
  * error there, REVOKED or PROC_FAILED on every other: shrink again;
  * *survivors untouched on error. */
 DEVMESH_C_API int devmesh_shrink(devmesh_t m, const char *dim, devmesh_t *survivors);
+
+/* ---- repair (docs/SEMANTICS.md "Repair"; devmesh_config_t.spares) -------- */
+
+/* The whole mesh again after a failure: a new root mesh with m's root
+ * shape, names and options (backends, deadline, fault_tolerance,
+ * comm_errors), in which every survivor keeps its root index and the
+ * failed indices are filled by m's root's spares in standby first (the
+ * lowest parent rank takes the lowest failed index), then, when command is
+ * not NULL, by MPI_Comm_spawn(command, argv): one process per index still
+ * empty, each calling devmesh_join after MPI_Init. argv is NULL-terminated
+ * as MPI_Comm_spawn's (NULL: none); command NULL: spares only. The new
+ * mesh's parent is a new communicator, which it owns; devmesh_failed_ranks
+ * of it gives the indices this repair filled. Flattened names are not
+ * carried over. Spares no index needs stay in standby for the new mesh
+ * (devmesh_release_spares(*repaired) releases them). m stays valid
+ * (revoked) until destroyed.
+ * Collective over the surviving members of m's root, its spares in standby
+ * and the processes the repair spawns: run it after DEVMESH_ERR_PROC_FAILED
+ * or DEVMESH_ERR_REVOKED (it revokes m first).
+ * Errors: m not fault-tolerant -> UNSUPPORTED; m repaired already, not
+ * enough spares with command NULL -> INVALID_ARGUMENT; a spawn that fails
+ * -> BACKEND; these the same on every survivor, the spares still in
+ * standby (devmesh_shrink is left); a death during the repair ->
+ * PROC_FAILED or REVOKED on every survivor: repair again; repaired NULL ->
+ * INVALID_ARGUMENT; *repaired untouched on error. */
+DEVMESH_C_API int devmesh_repair(devmesh_t m, const char *command, char *argv[], devmesh_t *repaired);
+
+/* devmesh_repair with the MPI_Comm_spawn info of the spawn (where to start
+ * the new processes: the MPI's spawn info keys, e.g. hosts); MPI_INFO_NULL:
+ * none. The info is read during the call only.
+ * Collective over the surviving members of m's root, its spares in standby
+ * and the processes the repair spawns, as devmesh_repair.
+ * Errors as devmesh_repair. */
+DEVMESH_C_API int devmesh_repair_ex(devmesh_t m, const char *command, char *argv[], MPI_Info info,
+                                    devmesh_t *repaired);
+
+/* Ends the standby of m's root's spares: each devmesh_standby returns with
+ * *mesh = NULL. Nothing to do (no communication) where the root has none.
+ * Collective over the surviving members of m's root and its spares in
+ * standby.
+ * Errors: m not fault-tolerant -> UNSUPPORTED; m repaired already (its
+ * spares serve the repaired mesh: release them there) -> INVALID_ARGUMENT;
+ * a death during it -> PROC_FAILED or REVOKED. */
+DEVMESH_C_API int devmesh_release_spares(devmesh_t m);
+
+/* A spare of the last fault-tolerant mesh with spares made over parent on
+ * this process (its devmesh_create_ex gave *mesh = NULL) waits until a
+ * repair takes it (*mesh is then the repaired mesh, in which it holds a
+ * failed root index) or the members release it (*mesh = NULL). Not bounded:
+ * it waits for the members. A spare can do its own work (load a model, a
+ * checkpoint) before it calls this.
+ * Collective over the spares' pool: the surviving members of the mesh made
+ * over parent, who repair it or release its spares, and its other spares.
+ * Errors: an MPI without ULFM, or not running with it -> UNSUPPORTED; a
+ * process that is no such spare -> INVALID_ARGUMENT; mesh NULL ->
+ * INVALID_ARGUMENT; *mesh untouched on error. */
+DEVMESH_C_API int devmesh_standby(MPI_Comm parent, devmesh_t *mesh);
+
+/* Called by a process a repair spawned, after MPI_Init/MPI_Init_thread:
+ * *mesh is the repaired mesh, in which it holds a failed root index.
+ * Collective over the repair that spawned this process (its survivors,
+ * spares and the other spawned processes).
+ * Errors: an MPI without ULFM, or not running with it -> UNSUPPORTED; a
+ * process no repair started, or one that joined already ->
+ * INVALID_ARGUMENT; mesh NULL -> INVALID_ARGUMENT; *mesh untouched on
+ * error. */
+DEVMESH_C_API int devmesh_join(devmesh_t *mesh);
 
 /* The caller's root index in m's root.
  * Not collective. */

@@ -79,6 +79,10 @@ Creation creation_of(const devmesh_config_t* cfg) {
     invalid("fault_tolerance " + std::to_string(c.fault_tolerance) + " is neither 0 nor 1");
   o.fault_tolerance = c.fault_tolerance == 1;
   o.deadline = c.deadline;
+  // spares' other conditions (fault_tolerance, no rank list, fewer than the parent) are the creation's.
+  if (c.spares != DEVMESH_CONFIG_UNSET && c.spares < 0)
+    invalid("spares is " + std::to_string(c.spares) + "; give 0 or more");
+  o.spares = c.spares == DEVMESH_CONFIG_UNSET ? 0 : c.spares;
   if (c.nranks == DEVMESH_CONFIG_UNSET) {
     if (c.ranks) invalid("ranks is set but nranks is not: the rank list needs its length");
   } else {
@@ -241,10 +245,12 @@ std::vector<devmesh::DimBackend> new_dim_backends(const devmesh_config_t* config
   devmesh_config_t c = DEVMESH_CONFIG_INITIALIZER;
   std::memcpy(&c, config, std::min(config->size, sizeof c));
   if (c.nranks != DEVMESH_CONFIG_UNSET || c.ranks || c.host_aware != DEVMESH_CONFIG_UNSET ||
-      c.comm_errors != DEVMESH_CONFIG_UNSET || c.fault_tolerance != DEVMESH_CONFIG_UNSET || c.deadline != 0)
+      c.comm_errors != DEVMESH_CONFIG_UNSET || c.fault_tolerance != DEVMESH_CONFIG_UNSET || c.deadline != 0 ||
+      c.spares != DEVMESH_CONFIG_UNSET)
     invalid(
         "a new dim takes only the config's backend fields (backend, backend_options, dim_backends, "
-        "dim_options); nranks, ranks, host_aware, comm_errors, fault_tolerance and deadline are the mesh's");
+        "dim_options); nranks, ranks, host_aware, comm_errors, fault_tolerance, deadline and spares are the "
+        "mesh's");
   const std::string fallback = c.backend ? c.backend : "";
   if (fallback.empty() && !o.backend_options.empty())
     invalid(
