@@ -330,15 +330,65 @@ def elastic(mpiexec, ranks, program, args):
     return judge_elastic(text)
 
 
+REPAIRED = re.compile(r"^(member|spare|spawned) ([0-9]+): finished ([0-9]+) steps on a \(([0-9]+), ([0-9]+)\) mesh "
+                      r"at root index ([0-9]+) after ([0-9]+) repair\(s\), parameters (correct|WRONG)$", re.M)
+
+
+def judge_elastic_repair(text, ranks, steps=10, victim=5):
+    """The repair mode's lines against a reference: members 0-7 but the
+    victim keep their root index, the victim's index goes to spare 8 (the
+    lowest parent rank of the spares) or, with no spare, to spawned process
+    0; all 8 on the (4, 2) mesh after one repair with the parameters of a
+    run with no failure; spares 9..N-1 released."""
+    spares = ranks - 8
+    want = {x: ("member", x) for x in range(8) if x != victim}
+    want[victim] = ("spare", 8) if spares > 0 else ("spawned", 0)
+    problems, held = [], {}
+    for who, n, got_steps, rep, shard, index, repairs, params in REPAIRED.findall(text):
+        name, index = f"{who} {n}", int(index)
+        if (int(got_steps), int(rep), int(shard), int(repairs), params) != (steps, 4, 2, 1, "correct"):
+            problems.append(f"{name}: {got_steps} steps on a ({rep}, {shard}) mesh after {repairs} repair(s), "
+                            f"parameters {params} (want {steps} steps on (4, 2) after 1 repair, correct)")
+        if index in held:
+            problems.append(f"root index {index} held by {held[index][0]} {held[index][1]} and by {name}")
+        held[index] = (who, int(n))
+    for x in range(8):
+        if held.get(x) != want[x]:
+            who = " ".join(map(str, held[x])) if x in held else "nobody"
+            problems.append(f"root index {x} held by {who}, want {want[x][0]} {want[x][1]}")
+    released = sorted(int(r) for r in re.findall(r"^spare ([0-9]+): released, no repair needed it$", text, re.M))
+    if released != list(range(9, ranks)):
+        problems.append(f"spares released: {released}, want {list(range(9, ranks))}")
+    if problems:
+        print("FAIL: " + "\n  ".join(problems))
+        return 1
+    newcomer = " ".join(map(str, want[victim]))
+    print(f"ok: 8 members finished on a (4, 2) mesh with correct parameters, every survivor at its root index, "
+          f"{newcomer} at the dead rank's index {victim}" + (f", spares {released} released" if released else ""))
+    return 0
+
+
+def elastic_repair(mpiexec, ranks, program, args):
+    steps, victim = (int(args[1]), int(args[2])) if len(args) > 2 else (10, 5)
+    text = run_survivors(mpiexec, ranks, [program] + args, 8 + max(0, ranks - 9),
+                         r"^(member|spare|spawned) [0-9]+: (finished|released)")
+    print(text, end="")
+    return judge_elastic_repair(text, ranks, steps, victim)
+
+
 def main():
     kinds = {"hsdp": hsdp, "create-fails": create_fails, "requests": requests, "elastic": elastic,
-             "repair": fault_repair.repair}
+             "repair": fault_repair.repair, "elastic-repair": elastic_repair}
     if len(sys.argv) == 3 and sys.argv[1] == "judge-elastic":
         with open(sys.argv[2], errors="replace") as f:
             sys.exit(judge_elastic(f.read()))
+    if len(sys.argv) == 4 and sys.argv[1] == "judge-elastic-repair":
+        with open(sys.argv[2], errors="replace") as f:
+            sys.exit(judge_elastic_repair(f.read(), int(sys.argv[3])))
     if len(sys.argv) < 5 or sys.argv[1] not in kinds:
-        sys.exit("usage: run_fault.py {hsdp|create-fails|requests|elastic} MPIEXEC N PROGRAM [ARGS...]\n"
-                 "       run_fault.py judge-elastic FILE")
+        sys.exit("usage: run_fault.py {hsdp|create-fails|requests|elastic|elastic-repair} MPIEXEC N PROGRAM [ARGS...]\n"
+                 "       run_fault.py judge-elastic FILE\n"
+                 "       run_fault.py judge-elastic-repair FILE N")
     kind, mpiexec, ranks, program, args = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5:]
     sys.exit(kinds[kind](mpiexec, ranks, program, args))
 
