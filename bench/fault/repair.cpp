@@ -71,6 +71,16 @@ double clock_ms() {
   std::abort();
 }
 
+// DEVMESH_BENCH_TRACE=1: every process says on stderr where it is.
+void trace(const char* what, int x) {
+  static const bool on = std::getenv("DEVMESH_BENCH_TRACE") != nullptr;
+  if (!on) return;
+  int w = -1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &w);
+  std::fprintf(stderr, "[w%d %.1f] %s %d\n", w, clock_ms(), what, x);
+  std::fflush(stderr);
+}
+
 void check(int rc, const char* what) {
   if (rc != MPI_SUCCESS) fail(std::string(what) + " failed");
 }
@@ -105,7 +115,10 @@ template <class Reduce>
 double until_error(const Args& a, int phase, int index, Reduce&& reduce) {
   for (int s = 0; s < 1000000; ++s) {
     if (s == a.step && index == a.victim[phase - 1]) raise(SIGKILL);
-    if (!reduce()) return clock_ms();
+    if (!reduce()) {
+      trace("error at step", s);
+      return clock_ms();
+    }
   }
   fail("no member died");
 }
@@ -134,12 +147,14 @@ Outcome devmesh_phase(const Args& a, int phase, MPI_Comm base, int spares) {
   Mesh r;
   if (!m) {
     r = Mesh::standby(base);
+    trace("standby returned, index", r ? r.root_index() : -1);
     if (r) {
       use_dims(r);
       o.t1 = clock_ms();
       o.index = r.root_index();
+      r.release_spares();
     }
-    return o;  // a spare left over: released below by the members
+    return o;  // a spare left over: released by the members
   }
   const int index = m.root_index();
   use_dims(m);
@@ -157,6 +172,7 @@ Outcome devmesh_phase(const Args& a, int phase, MPI_Comm base, int spares) {
     sp = devmesh::Spawn{a.program, argv, MPI_INFO_NULL};
   }
   r = m.repair(sp);
+  trace("repaired", r.root_index());
   use_dims(r);
   o.t1 = clock_ms();
   o.index = r.root_index();
@@ -231,6 +247,7 @@ Outcome hand_phase(const Args& a, int phase, MPI_Comm base, int index) {
     for (MPI_Comm c : {pool, root, rep, sh}) MPIX_Comm_revoke(c);
   }
   check(MPIX_Comm_shrink(pool, &live), "MPIX_Comm_shrink");
+  trace("shrunk", index);
   errors_return(live);
   int n = 0, me = 0;
   MPI_Comm_size(live, &n);
@@ -329,6 +346,7 @@ void run(const Args& a, int from, MPI_Comm base, int index, MPI_Comm control, Ou
     int n = 0;
     MPI_Comm_size(base, &n);
     const int spares = n - members;
+    trace(a.devmesh_in(phase) ? "devmesh phase, index" : "hand phase, index", index);
     Outcome o = a.devmesh_in(phase) ? devmesh_phase(a, phase, base, spares) : hand_phase(a, phase, base, index);
     MPI_Comm_free(&base);
     if (a.spawn()) {
@@ -338,6 +356,7 @@ void run(const Args& a, int from, MPI_Comm base, int index, MPI_Comm control, Ou
       base = clean_spares(control, o.index);
     }
     index = o.index;
+    trace("clean, index", index);
     report(a, phase, base, o);
   }
   MPI_Barrier(base);
