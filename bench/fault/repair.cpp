@@ -39,6 +39,7 @@
 
 #include <signal.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -302,6 +303,19 @@ Outcome hand_join(const std::vector<int>& failed) {
 
 // --- the job ------------------------------------------------------------------
 
+// DEVMESH_BENCH_PROFILE=DIR (run-repair --profile): each process appends
+// "PHASE METHOD T0 T1" to DIR/<pid>.marks, beside the calls
+// repair_profile.c times.
+void mark(const Args& a, int phase, const Outcome& o) {
+  const char* dir = std::getenv("DEVMESH_BENCH_PROFILE");
+  if (!dir) return;
+  const std::string path = std::string(dir) + "/" + std::to_string(getpid()) + ".marks";
+  if (FILE* f = std::fopen(path.c_str(), "a")) {
+    std::fprintf(f, "%d %s %.4f %.4f\n", phase, a.devmesh_in(phase) ? "devmesh" : "hand", o.t0, o.t1);
+    std::fclose(f);
+  }
+}
+
 // Gathers the phase's outcome on `comm` (every holder of the next phase)
 // and prints its line on rank 0.
 void report(const Args& a, int phase, MPI_Comm comm, const Outcome& o) {
@@ -356,6 +370,7 @@ void run(const Args& a, int from, MPI_Comm base, int index, MPI_Comm control, Ou
       base = clean_spares(control, o.index);
     }
     index = o.index;
+    mark(a, phase, o);
     trace("clean, index", index);
     report(a, phase, base, o);
   }
@@ -396,6 +411,7 @@ int main(int argc, char** argv) {
       std::vector<int> failed;
       for (int i = at + 6; i < argc; ++i) failed.push_back(std::atoi(argv[i]));
       Outcome o = method == "devmesh" ? devmesh_join() : hand_join(failed);
+      mark(a, phase, o);
       if (phase == 2) {
         report(a, 2, o.next, o);
         MPI_Barrier(o.next);
