@@ -92,10 +92,14 @@ struct Args {
   bool spawn() const { return mode == "spawn"; }
   bool devmesh_in(int phase) const { return (phase == 1) == (order == 0); }
   std::vector<std::string> join_argv(const char* method, int phase) const {
-    return {"--join",           method,
-            std::to_string(phase), mode,
-            std::to_string(job),    std::to_string(order),
-            std::to_string(victim[0]), std::to_string(victim[1]),
+    return {"--join",
+            method,
+            std::to_string(phase),
+            mode,
+            std::to_string(job),
+            std::to_string(order),
+            std::to_string(victim[0]),
+            std::to_string(victim[1]),
             std::to_string(step)};
   }
 };

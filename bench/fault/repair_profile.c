@@ -41,12 +41,12 @@ static void note(const char* name, double t0, MPI_Comm c) {
   fflush(out);
 }
 
-#define TIMED(name, comm, call) \
-  do {                          \
+#define TIMED(name, comm, call)   \
+  do {                            \
     const double t0 = clock_ms(); \
-    const int rc = (call);      \
-    note(name, t0, comm);       \
-    return rc;                  \
+    const int rc = (call);        \
+    note(name, t0, comm);         \
+    return rc;                    \
   } while (0)
 
 int MPIX_Comm_shrink(MPI_Comm c, MPI_Comm* o) { TIMED("shrink", c, PMPIX_Comm_shrink(c, o)); }
@@ -65,11 +65,12 @@ int MPI_Allreduce(const void* s, void* r, int n, MPI_Datatype t, MPI_Op op, MPI_
 int MPI_Allgather(const void* s, int sn, MPI_Datatype st, void* r, int rn, MPI_Datatype rt, MPI_Comm c) {
   TIMED("allgather", c, PMPI_Allgather(s, sn, st, r, rn, rt, c));
 }
-int MPI_Comm_spawn(const char* cmd, char* argv[], int n, MPI_Info info, int root, MPI_Comm c, MPI_Comm* o,
-                   int errs[]) {
+int MPI_Comm_spawn(const char* cmd, char* argv[], int n, MPI_Info info, int root, MPI_Comm c, MPI_Comm* o, int errs[]) {
   TIMED("spawn", c, PMPI_Comm_spawn(cmd, argv, n, info, root, c, o, errs));
 }
-int MPI_Intercomm_merge(MPI_Comm c, int high, MPI_Comm* o) { TIMED("merge", MPI_COMM_NULL, PMPI_Intercomm_merge(c, high, o)); }
+int MPI_Intercomm_merge(MPI_Comm c, int high, MPI_Comm* o) {
+  TIMED("merge", MPI_COMM_NULL, PMPI_Intercomm_merge(c, high, o));
+}
 int MPI_Comm_group(MPI_Comm c, MPI_Group* g) { TIMED("comm_group", c, PMPI_Comm_group(c, g)); }
 int MPI_Group_translate_ranks(MPI_Group a, int n, const int r[], MPI_Group b, int o[]) {
   TIMED("translate", MPI_COMM_NULL, PMPI_Group_translate_ranks(a, n, r, b, o));
@@ -79,6 +80,8 @@ int MPI_Group_incl(MPI_Group g, int n, const int r[], MPI_Group* o) {
 }
 int MPI_Comm_set_name(MPI_Comm c, const char* s) { TIMED("set_name", c, PMPI_Comm_set_name(c, s)); }
 int MPI_Comm_set_attr(MPI_Comm c, int k, void* v) { TIMED("set_attr", c, PMPI_Comm_set_attr(c, k, v)); }
-int MPI_Comm_set_errhandler(MPI_Comm c, MPI_Errhandler e) { TIMED("set_errhandler", c, PMPI_Comm_set_errhandler(c, e)); }
+int MPI_Comm_set_errhandler(MPI_Comm c, MPI_Errhandler e) {
+  TIMED("set_errhandler", c, PMPI_Comm_set_errhandler(c, e));
+}
 int MPI_Barrier(MPI_Comm c) { TIMED("barrier", c, PMPI_Barrier(c)); }
 int MPI_Iprobe(int s, int t, MPI_Comm c, int* f, MPI_Status* st) { TIMED("iprobe", c, PMPI_Iprobe(s, t, c, f, st)); }
