@@ -5,7 +5,9 @@
  * without fault_tolerance, devmesh_standby and devmesh_join without ULFM
  * (UNSUPPORTED) or, under ULFM, in a process that is no spare and was not
  * spawned (INVALID_ARGUMENT); NULL output pointers. Every refusal leaves the
- * output alone. Runs on every MPI, and under ULFM.
+ * output alone. Under ULFM also a repair with no death, of a mesh whose
+ * shape is chosen (0): the spare stays in standby, released by the
+ * repaired mesh. Runs on every MPI, and under ULFM.
  * Prints "FAIL ..." lines and exits non-zero on any mismatch. */
 #include <mpi.h>
 #include <stddef.h>
@@ -44,11 +46,13 @@ static void refused(int rc, int want, const char *words, devmesh_t out, int line
   }
 }
 
-static int create(const devmesh_config_t *c, devmesh_t *m) {
+static int create_over(MPI_Comm parent, const devmesh_config_t *c, devmesh_t *m) {
   const int shape[] = {0};
   const char *names[] = {"x"};
-  return devmesh_create_ex(MPI_COMM_WORLD, 1, shape, names, c, m);
+  return devmesh_create_ex(parent, 1, shape, names, c, m);
 }
+
+static int create(const devmesh_config_t *c, devmesh_t *m) { return create_over(MPI_COMM_WORLD, c, m); }
 
 /* spares unset is none: the mesh holds every rank, from a config of today's
  * size and from an older caller's that ends before spares (whatever lies
@@ -120,8 +124,46 @@ static void mesh_without_fault_tolerance(void) {
   devmesh_destroy(&h);
 }
 
+/* Under ULFM, with no death: a repair by the members of a mesh with one
+ * spare fills nothing (every member keeps its root index, no index filled),
+ * leaves the spare in standby for the repaired mesh, whose
+ * devmesh_release_spares ends the standby (*mesh = NULL); the old mesh is
+ * refused a second repair and a release. */
+static void repair_without_a_death(MPI_Comm parent) {
+  devmesh_config_t c = DEVMESH_CONFIG_INITIALIZER;
+  c.fault_tolerance = 1;
+  c.spares = 1;
+  devmesh_t m = sentinel;
+  CHECK(create_over(parent, &c, &m) == DEVMESH_SUCCESS, "create with a spare");
+  if (me == n - 1) {
+    CHECK(m == NULL, "the spare gets no mesh");
+    devmesh_t s = sentinel;
+    CHECK(devmesh_standby(parent, &s) == DEVMESH_SUCCESS && s == NULL, "the spare is released");
+    return;
+  }
+  int size = -1, root = -1, nfailed = -1, failed[4];
+  devmesh_t r = sentinel, again = sentinel;
+  CHECK(devmesh_size(m, NULL, &size) == DEVMESH_SUCCESS && size == n - 1, "members: %d of %d", size, n);
+  CHECK(devmesh_repair(m, NULL, NULL, &r) == DEVMESH_SUCCESS && r != sentinel && r != NULL, "repair");
+  if (r == sentinel || r == NULL) return;
+  CHECK(devmesh_size(r, NULL, &size) == DEVMESH_SUCCESS && size == n - 1, "repaired size %d", size);
+  CHECK(devmesh_root_index(r, &root) == DEVMESH_SUCCESS && root == me, "root index %d kept (rank %d)", root, me);
+  CHECK(devmesh_failed_ranks(r, 4, failed, &nfailed) == DEVMESH_SUCCESS && nfailed == 0, "filled: %d", nfailed);
+  int one = 1, sum = 0;
+  CHECK(devmesh_allreduce(r, "x", &one, &sum, 1, DEVMESH_INT32, DEVMESH_SUM, NULL) == DEVMESH_SUCCESS &&
+            sum == n - 1,
+        "allreduce over the repaired mesh: %d", sum);
+  CHECK(devmesh_repair(m, NULL, NULL, &again) == DEVMESH_ERR_INVALID_ARGUMENT && again == sentinel,
+        "a second repair of the old mesh");
+  CHECK(devmesh_release_spares(m) == DEVMESH_ERR_INVALID_ARGUMENT, "release through the old mesh");
+  CHECK(devmesh_release_spares(r) == DEVMESH_SUCCESS, "release through the repaired mesh");
+  devmesh_destroy(&r);
+  devmesh_destroy(&m);
+}
+
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &n);
   /* ULFM on (Open MPI 5 with --with-ft ulfm): a fault-tolerant mesh can be
@@ -133,11 +175,8 @@ int main(int argc, char **argv) {
   MPI_Comm dup = MPI_COMM_NULL;
   MPI_Comm_dup(MPI_COMM_WORLD, &dup);
   MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
-  const int shape[] = {0};
-  const char *names[] = {"x"};
-  const int ulfm = devmesh_create_ex(dup, 1, shape, names, &ft, &probe) == DEVMESH_SUCCESS;
+  const int ulfm = create_over(dup, &ft, &probe) == DEVMESH_SUCCESS;
   devmesh_destroy(&probe);
-  MPI_Comm_free(&dup);
   CHECK(same_everywhere(ulfm), "ULFM on some ranks only");
 
   spares_unset_is_none();
@@ -147,6 +186,7 @@ int main(int argc, char **argv) {
   if (ulfm) {
     refused(devmesh_standby(MPI_COMM_WORLD, &r), DEVMESH_ERR_INVALID_ARGUMENT, "no spare", r, __LINE__);
     refused(devmesh_join(&r), DEVMESH_ERR_INVALID_ARGUMENT, "not started by a repair", r, __LINE__);
+    if (n > 1) repair_without_a_death(dup);
   } else {
     ft.spares = n > 1 ? 1 : 0;
     refused(create(&ft, &r), DEVMESH_ERR_UNSUPPORTED, "fault_tolerance", r, __LINE__);
@@ -154,6 +194,7 @@ int main(int argc, char **argv) {
     refused(devmesh_join(&r), DEVMESH_ERR_UNSUPPORTED, "devmesh_join: ", r, __LINE__);
   }
 
+  MPI_Comm_free(&dup);
   int all = 0;
   MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (me == 0) printf("%s: %d failures (ULFM %s)\n", all ? "FAIL" : "OK", all, ulfm ? "on" : "off");

@@ -70,7 +70,10 @@ void take_pool_at_creation(MPI_Comm parent, MPI_Comm comm, int members, const Ro
 }
 
 Mesh build_with_spares(Creation& c, Mesh (*build)(Creation&)) {
-  const RootRecipe recipe{c.request.shape, c.request.names, c.request.options};
+  // The shape as the view resolved it (a 0 in the request is chosen there).
+  RootRecipe recipe{{}, c.request.names, c.request.options};
+  if (c.view)
+    for (index_t n : c.view->root_shape()) recipe.shape.push_back(static_cast<int>(n));
   Mesh out;
   std::optional<Error> failed;
   try {
