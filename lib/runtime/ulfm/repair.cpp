@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <climits>
 #include <cstring>
 #include <utility>
 
@@ -106,10 +107,19 @@ std::vector<std::pair<std::string, std::string>> pairs_of(const std::vector<std:
   return out;
 }
 
-std::string pack(const RootRecipe& r, const Repaired& plan) {
+// What spawned processes receive: the recipe, the plan, and the repaired
+// pool's map (root index -> rank, the spares' ranks) over the merged
+// communicator.
+struct Shared {
+  RootRecipe recipe;
+  Repaired plan;
+  std::vector<int> member_rank, spare_rank;
+};
+
+std::string pack(const Shared& sh) {
   Wire w;
-  std::vector<std::int64_t> shape(r.shape.begin(), r.shape.end());
-  w.put_all(shape);
+  const RootRecipe& r = sh.recipe;
+  w.put_all(std::vector<std::int64_t>(r.shape.begin(), r.shape.end()));
   w.put_all(r.names);
   const MeshOptions& o = r.options;
   w.put(o.backend);
@@ -120,13 +130,16 @@ std::string pack(const RootRecipe& r, const Repaired& plan) {
   w.put(static_cast<std::int64_t>(o.fault_tolerance));
   w.put(o.deadline);
   w.put(static_cast<std::int64_t>(o.spares));
-  w.put_all(std::vector<std::int64_t>(plan.failed.begin(), plan.failed.end()));
-  w.put_all(std::vector<std::int64_t>(plan.by_spawn.begin(), plan.by_spawn.end()));
+  w.put_all(std::vector<std::int64_t>(sh.plan.failed.begin(), sh.plan.failed.end()));
+  w.put_all(std::vector<std::int64_t>(sh.plan.by_spawn.begin(), sh.plan.by_spawn.end()));
+  w.put_all(std::vector<std::int64_t>(sh.member_rank.begin(), sh.member_rank.end()));
+  w.put_all(std::vector<std::int64_t>(sh.spare_rank.begin(), sh.spare_rank.end()));
   return std::move(w.bytes());
 }
 
-void unpack(const std::string& bytes, RootRecipe& r, Repaired& plan) {
+void unpack(const std::string& bytes, Shared& sh) {
   Reader in(bytes);
+  RootRecipe& r = sh.recipe;
   for (index_t x : in.ints()) r.shape.push_back(static_cast<int>(x));
   r.names = in.strs();
   MeshOptions& o = r.options;
@@ -138,21 +151,34 @@ void unpack(const std::string& bytes, RootRecipe& r, Repaired& plan) {
   o.fault_tolerance = in.i64() != 0;
   o.deadline = in.f64();
   o.spares = static_cast<int>(in.i64());
-  plan.failed = in.ints();
-  plan.by_spawn = in.ints();
+  sh.plan.failed = in.ints();
+  sh.plan.by_spawn = in.ints();
+  for (index_t x : in.ints()) sh.member_rank.push_back(static_cast<int>(x));
+  for (index_t x : in.ints()) sh.spare_rank.push_back(static_cast<int>(x));
 }
 
-// Sends the recipe and plan over comm from rank 0 (a member) to the ranks
-// that lack them (the spawned ones: `receive`).
-void share_recipe(MPI_Comm comm, RootRecipe& recipe, Repaired& plan, bool receive) {
+// The rank of comm that leads a round: the live member of the lowest root
+// index (`lead` on the holders that know it, -1 on spawned processes,
+// which learn it here).
+int lead_rank(MPI_Comm comm, bool i_lead) {
+  int me = 0, lead = 0;
+  DEVMESH_MPI(MPI_Comm_rank(comm, &me));
+  int mine = i_lead ? me : INT_MAX;
+  DEVMESH_MPI(MPI_Allreduce(&mine, &lead, 1, MPI_INT, MPI_MIN, comm));
+  return lead;
+}
+
+// Sends what spawned processes need over comm from its lead (a member) to
+// them (`receive`); the holders of the pool have it already.
+void share(MPI_Comm comm, int lead, Shared& sh, bool receive) {
   int me = 0;
   DEVMESH_MPI(MPI_Comm_rank(comm, &me));
-  std::string bytes = me == 0 ? pack(recipe, plan) : std::string();
+  std::string bytes = me == lead ? pack(sh) : std::string();
   long long n = static_cast<long long>(bytes.size());
-  DEVMESH_MPI(MPI_Bcast(&n, 1, MPI_LONG_LONG, 0, comm));
+  DEVMESH_MPI(MPI_Bcast(&n, 1, MPI_LONG_LONG, lead, comm));
   bytes.resize(static_cast<std::size_t>(n));
-  DEVMESH_MPI(MPI_Bcast(bytes.data(), static_cast<int>(n), MPI_CHAR, 0, comm));
-  if (receive) unpack(bytes, recipe, plan);
+  DEVMESH_MPI(MPI_Bcast(bytes.data(), static_cast<int>(n), MPI_CHAR, lead, comm));
+  if (receive) unpack(bytes, sh);
 }
 
 // Every holder of the pool sends each spawned process one empty message,
@@ -214,10 +240,18 @@ std::string index_list(const std::vector<index_t>& xs) {
   return out;
 }
 
+// The pool's rank of the live member of the lowest root index, -1 when no
+// member lives: the round's lead, the same on every holder.
+int lead_of(const Pool& pool) {
+  for (int r : pool.member_rank)
+    if (r >= 0) return r;
+  return -1;
+}
+
 // MPI_Comm_spawn of one process per index of plan.by_spawn over the live
-// pool (rank 0's command and argv; every holder learns whether it worked),
-// merged with the pool, which comes first.
-MPI_Comm spawn_and_merge(MPI_Comm live, const Spawn* spawn, const Repaired& plan) {
+// pool (the lead's command and argv; every holder learns whether it
+// worked), merged with the pool, whose ranks come first and stay.
+MPI_Comm spawn_and_merge(MPI_Comm live, int lead, const Spawn* spawn, const Repaired& plan) {
   int me = 0;
   DEVMESH_MPI(MPI_Comm_rank(live, &me));
   std::vector<char*> argv;
@@ -226,9 +260,9 @@ MPI_Comm spawn_and_merge(MPI_Comm live, const Spawn* spawn, const Repaired& plan
   argv.push_back(nullptr);
   const int k = static_cast<int>(plan.by_spawn.size());
   MPI_Comm inter = MPI_COMM_NULL;
-  const bool root = me == 0 && spawn;
+  const bool root = me == lead && spawn;
   const int rc = MPI_Comm_spawn(root ? spawn->command.c_str() : nullptr, root ? argv.data() : MPI_ARGV_NULL, k,
-                                root ? spawn->info : MPI_INFO_NULL, 0, live, &inter, MPI_ERRCODES_IGNORE);
+                                root ? spawn->info : MPI_INFO_NULL, lead, live, &inter, MPI_ERRCODES_IGNORE);
   int ok = rc == MPI_SUCCESS ? 1 : 0;
   DEVMESH_MPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, live));
   if (!ok) {
@@ -246,112 +280,123 @@ MPI_Comm spawn_and_merge(MPI_Comm live, const Spawn* spawn, const Repaired& plan
   return merged;
 }
 
-// The repaired mesh over `merged` (the live pool, with the spawned
-// processes after it): split keyed by root index, spares left over after
-// the members, then the creation driver over it. Where spares are left,
-// every holder agrees on whether every member made the mesh, so that no
-// spare stands by beside members whose creation failed; a spare left over
-// gets the null mesh and *spare_pool the new pool.
-Mesh make_repaired(MPI_Comm merged, int key, const RootRecipe& recipe, const Repaired& plan,
-                   std::shared_ptr<Pool>* spare_pool) {
-  int members = 1;
-  for (int n : recipe.shape) members *= n;
-  MPI_Comm parent = MPI_COMM_NULL;
-  DEVMESH_MPI(MPI_Comm_split(merged, 0, key, &parent));
-  return_errors(parent);
-  int size = 0;
-  DEVMESH_MPI(MPI_Comm_size(parent, &size));
-  const bool spares_left = size > members;
-  CreationRequest r;
-  r.kind = CreationKind::ranks;
-  r.parent = parent;
-  r.shape = recipe.shape;
-  r.names = recipe.names;
-  r.options = recipe.options;
-  // Every survivor keeps its index: the old order (host-major where it
-  // was), not a new one.
-  r.options.spares = 0;
-  r.options.host_aware = false;
-  for (int x = 0; x < members; ++x) r.ranks.push_back(x);
-  r.fresh_parent = true;
-  r.owns_parent = !spares_left;
-  r.mode = &ulfm_survivors_mode();
-  if (!spares_left) {
-    Mesh out = create(std::move(r));
-    MeshAccess::state(out)->fault()->agreed(plan.failed);
-    return out;
-  }
+// The repaired mesh over the members of `merged` (the live pool, with the
+// spawned processes after it): their communicator by one split keyed by
+// root index (it is the new root's; spares left over are not in it), then
+// the creation driver over it. Where spares are left, every holder of
+// `merged` agrees on whether every member made the mesh, so that no spare
+// stands by beside members whose creation failed. A spare left over gets
+// the null mesh.
+Mesh make_repaired(MPI_Comm merged, int key, const Shared& sh) {
+  const int members = static_cast<int>(sh.member_rank.size());
+  const bool member = key < members, spares_left = !sh.spare_rank.empty();
+  MPI_Comm root = MPI_COMM_NULL;
+  DEVMESH_MPI(MPI_Comm_split(merged, member ? 0 : MPI_UNDEFINED, key, &root));
   Mesh out;
   std::optional<Error> failed;
-  try {
-    out = create(std::move(r));
-  } catch (const Error& e) {
-    failed = e;
+  if (member) {
+    CreationRequest r;
+    r.kind = CreationKind::ranks;
+    r.parent = root;
+    r.shape = sh.recipe.shape;
+    r.names = sh.recipe.names;
+    r.options = sh.recipe.options;
+    // Every survivor keeps its index: the old order (host-major where it
+    // was), not a new one.
+    r.options.spares = 0;
+    r.options.host_aware = false;
+    for (int x = 0; x < members; ++x) r.ranks.push_back(x);
+    r.owns_parent = true;  // the root communicator from here on
+    r.fresh_parent = true;
+    r.mode = &ulfm_survivors_mode();
+    try {
+      return_errors(root);
+      out = create(std::move(r));
+      MeshAccess::state(out)->fault()->agreed(sh.plan.failed);
+    } catch (const Error& e) {
+      if (!spares_left) throw;
+      failed = e;
+    }
   }
+  if (!spares_left) return out;
   int made = failed ? 0 : 1;
-  const int agreed = mpi::comm_agree(parent, &made);
-  if (failed || agreed != MPI_SUCCESS || !made) {
-    mpi::free_comm(parent);
-    if (failed) throw *failed;
-    check_mpi(agreed, "MPIX_Comm_agree");
-    throw Error(Status::revoked, "repair: making the repaired mesh failed on another of its members");
-  }
-  auto next = std::make_shared<Pool>();
-  next->comm = parent;
-  for (int x = 0; x < members; ++x) next->member_rank.push_back(x);
-  for (int x = members; x < size; ++x) next->spare_rank.push_back(x);
-  if (!out) {
-    next->owned = true;
-    *spare_pool = std::move(next);
-    return out;
-  }
-  const std::shared_ptr<MeshState>& state = MeshAccess::state(out);
-  state->take_parent(parent);
-  state->fault()->agreed(plan.failed);
-  state->pool() = std::move(next);
+  const int agreed = mpi::comm_agree(merged, &made);
+  if (failed) throw *failed;
+  check_mpi(agreed, "MPIX_Comm_agree");
+  if (!made) throw Error(Status::revoked, "repair: making the repaired mesh failed on one of its members");
   return out;
 }
 
+// The repaired pool's map: survivors keep their ranks, spares and spawned
+// processes (after the live pool's `live` ranks) take the indices the plan
+// gives them; the spares left keep their order.
+void map_repaired(const Pool& pool, int live, Shared& sh) {
+  sh.member_rank = pool.member_rank;
+  const std::size_t taken = sh.plan.by_spare.size();
+  for (std::size_t k = 0; k < taken; ++k)
+    sh.member_rank[static_cast<std::size_t>(sh.plan.by_spare[k])] = pool.spare_rank[k];
+  for (std::size_t j = 0; j < sh.plan.by_spawn.size(); ++j)
+    sh.member_rank[static_cast<std::size_t>(sh.plan.by_spawn[j])] = live + static_cast<int>(j);
+  sh.spare_rank.assign(pool.spare_rank.begin() + static_cast<std::ptrdiff_t>(taken), pool.spare_rank.end());
+}
+
+// The key of rank `me` of the merged communicator in the split: its root
+// index, or (a spare left over) after every member.
+int split_key(const Shared& sh, int me) {
+  const auto at = std::find(sh.member_rank.begin(), sh.member_rank.end(), me);
+  if (at != sh.member_rank.end()) return static_cast<int>(at - sh.member_rank.begin());
+  return static_cast<int>(sh.member_rank.size()) + 1;
+}
+
 // The repair part of a round, once the pool is shrunk and the op known.
-std::optional<Mesh> repair_round(std::shared_ptr<Pool>& pool, RootRecipe recipe, int index, int op,
+std::optional<Mesh> repair_round(std::shared_ptr<Pool>& pool, const RootRecipe& recipe, int index, int op,
                                  const Spawn* spawn) {
   const int members = static_cast<int>(pool->member_rank.size());
   std::vector<index_t> failed;
   for (int x = 0; x < members; ++x)
     if (pool->member_rank[static_cast<std::size_t>(x)] < 0) failed.push_back(x);
-  Repaired plan = repair(members, failed, static_cast<index_t>(pool->spare_rank.size()));
-  if (!plan.by_spawn.empty() && !(op & op_spawn)) {
+  Shared sh{recipe, repair(members, failed, static_cast<index_t>(pool->spare_rank.size())), {}, {}};
+  if (!sh.plan.by_spawn.empty() && !(op & op_spawn)) {
     if (index < 0) return std::nullopt;
     const std::size_t n = pool->spare_rank.size();
     throw Error(Status::invalid_argument, "repair: root " +
-                                              std::string(plan.failed.size() == 1 ? "index " : "indices ") +
-                                              index_list(plan.failed) + " failed" + " and " +
+                                              std::string(sh.plan.failed.size() == 1 ? "index " : "indices ") +
+                                              index_list(sh.plan.failed) + " failed and " +
                                               (n == 1 ? "1 spare stands" : std::to_string(n) + " spares stand") +
                                               " by; give a command to spawn the rest, or shrink the mesh");
   }
-  int me = 0;
+  int me = 0, live = 0;
   DEVMESH_MPI(MPI_Comm_rank(pool->comm, &me));
-  int key = index;
-  if (index < 0) {
-    const auto k = static_cast<std::size_t>(std::find(pool->spare_rank.begin(), pool->spare_rank.end(), me) -
-                                            pool->spare_rank.begin());
-    key = k < plan.by_spare.size() ? static_cast<int>(plan.by_spare[k])
-                                   : members + static_cast<int>(k - plan.by_spare.size());
-  }
+  DEVMESH_MPI(MPI_Comm_size(pool->comm, &live));
+  map_repaired(*pool, live, sh);
+  const int lead = lead_of(*pool);
   MPI_Comm merged = pool->comm;
   try {
-    if (!plan.by_spawn.empty()) {
-      merged = spawn_and_merge(pool->comm, spawn, plan);
-      share_recipe(merged, recipe, plan, false);
-      reach_newcomers(merged, static_cast<int>(plan.by_spawn.size()));
+    if (!sh.plan.by_spawn.empty()) {
+      merged = spawn_and_merge(pool->comm, lead, spawn, sh.plan);
+      share(merged, lead_rank(merged, me == lead), sh, false);
+      reach_newcomers(merged, static_cast<int>(sh.plan.by_spawn.size()));
     }
+    Mesh out = make_repaired(merged, split_key(sh, me), sh);
+    // The pool of the repaired mesh: the same communicator with the new map,
+    // or the merged one; none where no spare is left.
     std::shared_ptr<Pool> next;
-    Mesh out = make_repaired(merged, key, recipe, plan, &next);
-    if (merged != pool->comm) MPI_Comm_free(&merged);
-    if (next) {
+    if (!sh.spare_rank.empty()) {
+      next = merged == pool->comm ? pool : std::make_shared<Pool>();
+      if (merged != pool->comm) {
+        next->comm = merged;
+        next->owned = true;
+      }
+      next->member_rank = sh.member_rank;
+      next->spare_rank = sh.spare_rank;
+    } else if (merged != pool->comm) {
+      MPI_Comm_free(&merged);
+    }
+    if (!out) {  // a spare left over: it stands by in the new pool
       pool = std::move(next);
       return std::nullopt;
     }
+    MeshAccess::state(out)->pool() = std::move(next);
     if (index >= 0) {
       pool = std::make_shared<Pool>();
       pool->moved = true;
@@ -371,13 +416,14 @@ std::optional<Mesh> repair_round(std::shared_ptr<Pool>& pool, RootRecipe recipe,
 std::optional<Mesh> pool_round(std::shared_ptr<Pool>& pool, const RootRecipe& recipe, int index, int op,
                                const Spawn* spawn) {
   shrink_pool(pool);
+  const int lead = lead_of(*pool);
+  if (lead < 0) throw Error(Status::proc_failed, "standby: every member of the mesh failed");
   int header = index < 0 ? 0 : op;
-  if (const int rc = MPI_Bcast(&header, 1, MPI_INT, 0, pool->comm); rc != MPI_SUCCESS) {
+  if (const int rc = MPI_Bcast(&header, 1, MPI_INT, lead, pool->comm); rc != MPI_SUCCESS) {
     mpi::comm_revoke(pool->comm);
     if (index < 0) return std::nullopt;
     throw_mpi_error(rc, "MPI_Bcast");
   }
-  if (header == 0) throw Error(Status::proc_failed, "standby: every member of the mesh failed");
   if (header & op_release) {
     pool->spare_rank.clear();
     return Mesh();
@@ -426,19 +472,25 @@ Mesh Mesh::join() {
   MPI_Comm merged = MPI_COMM_NULL;
   DEVMESH_MPI(MPI_Intercomm_merge(inter, 1, &merged));
   detail::return_errors(merged);
-  detail::RootRecipe recipe;
-  Repaired plan;
-  std::shared_ptr<detail::Pool> unused;
+  detail::Shared sh;
   try {
-    detail::share_recipe(merged, recipe, plan, true);
-    detail::reach_newcomers(merged, static_cast<int>(plan.by_spawn.size()));
-    int me = 0, size = 0;
+    detail::share(merged, detail::lead_rank(merged, false), sh, true);
+    detail::reach_newcomers(merged, static_cast<int>(sh.plan.by_spawn.size()));
+    int me = 0;
     DEVMESH_MPI(MPI_Comm_rank(merged, &me));
-    DEVMESH_MPI(MPI_Comm_size(merged, &size));
-    const int j = me - (size - static_cast<int>(plan.by_spawn.size()));
-    Mesh out = detail::make_repaired(merged, static_cast<int>(plan.by_spawn.at(static_cast<std::size_t>(j))), recipe,
-                                     plan, &unused);
-    MPI_Comm_free(&merged);
+    Mesh out = detail::make_repaired(merged, detail::split_key(sh, me), sh);
+    // The spares left stand by in the merged communicator, the repaired
+    // mesh's pool; without spares it is not needed.
+    if (!sh.spare_rank.empty()) {
+      auto pool = std::make_shared<detail::Pool>();
+      pool->comm = merged;
+      pool->owned = true;
+      pool->member_rank = sh.member_rank;
+      pool->spare_rank = sh.spare_rank;
+      detail::MeshAccess::state(out)->pool() = std::move(pool);
+    } else {
+      MPI_Comm_free(&merged);
+    }
     return out;
   } catch (const Error&) {
     detail::mpi::comm_revoke(merged);
