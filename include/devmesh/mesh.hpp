@@ -61,6 +61,12 @@
 //                     mesh made with fault_tolerance)
 //   revoke(), is_revoked(), failed_ranks(), root_index(), shrunk_index()
 //                     not collective
+//   repair(), release_spares()
+//                     collective over the surviving members of the root,
+//                     its spares in standby and (repair) the processes it
+//                     spawns
+//   standby(), join() collective with the members' next repair or release
+//                     (a spare), with the repair that spawned it (join)
 #pragma once
 
 #include "devmesh/export.hpp"  // first: it stops a compile below C++20

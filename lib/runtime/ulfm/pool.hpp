@@ -1,9 +1,10 @@
 // The processes a fault-tolerant mesh may take members from after a death
 // (docs/SEMANTICS.md "Repair"): its live members and its spares in standby,
-// all in one communicator, members first in root-index order, spares after
-// them in parent order. The members hold it in their MeshState, each spare
-// in its standby record; a repair shrinks it (every holder alike), then
-// makes the next one. Internal to the runtime.
+// all in one communicator, with a map of which rank holds which root index
+// and which ranks are spares (in parent order: the order they take failed
+// indices in). The members hold it in their MeshState, each spare in its
+// standby record; a repair shrinks it (every holder alike) and maps the
+// result anew. Internal to the runtime.
 #pragma once
 
 #include <mpi.h>
@@ -26,9 +27,9 @@ struct Pool {
   Pool& operator=(const Pool&) = delete;
 
   MPI_Comm comm = MPI_COMM_NULL;
-  bool owned = false;            // freed with the pool (else the mesh state's)
+  bool owned = false;            // freed with the pool (else the root communicator)
   std::vector<int> member_rank;  // root index -> rank in comm (-1: its process failed)
-  std::vector<int> spare_rank;   // ranks in comm of the spares in standby, ascending
+  std::vector<int> spare_rank;   // ranks in comm of the spares in standby, in parent order
   // A repair made the next pool from this one: its spares serve the repaired mesh.
   bool moved = false;
 };
