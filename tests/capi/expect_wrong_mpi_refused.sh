@@ -80,7 +80,8 @@ echo "$own ($mpicc, $mpicxx): compiles"
 stand_in() {
   mkdir -p "$tmp/$1"
   { printf '%s\n' "$2"
-    printf 'typedef struct mpi_comm_t *MPI_Comm;\ntypedef struct mpi_group_t *MPI_Group;\n'; } >"$tmp/$1/mpi.h"
+    printf 'typedef struct mpi_comm_t *MPI_Comm;\ntypedef struct mpi_group_t *MPI_Group;\n'
+    printf 'typedef struct mpi_info_t *MPI_Info;\n'; } >"$tmp/$1/mpi.h"
 }
 stand_in abi '#define MPI_ABI_VERSION 1'
 stand_in unknown '#define MPI_VERSION 4'

@@ -50,6 +50,8 @@ CPP = {
     "agree": ["devmesh_agree"], "shrink": ["devmesh_shrink"], "revoke": ["devmesh_revoke"],
     "is_revoked": ["devmesh_is_revoked"], "failed_ranks": ["devmesh_failed_ranks"],
     "root_index": ["devmesh_root_index"], "shrunk_index": ["devmesh_shrunk_index"],
+    "repair": ["devmesh_repair", "devmesh_repair_ex"], "release_spares": ["devmesh_release_spares"],
+    "standby": ["devmesh_standby"], "join": ["devmesh_join"],
     "discover_hosts": [], "create_host_mesh": ["devmesh_create_hosts"], "create_host_aware": [],
     "record_hosts": [], "host_info": [], "dim_within_hosts": ["devmesh_dim_within_hosts"],
 }
