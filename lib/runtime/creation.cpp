@@ -152,17 +152,15 @@ void check_locally(Creation& c) {
   mode_of(r).check(c);
   switch (r.kind) {
     case CreationKind::comms:
-      if (r.options.spares != 0) member_ranks_with_spares(r.options, true, c.world);  // throws
       c.adopting = read_comms(c.parent, r.comms, r.names);
       break;
     case CreationKind::hosts:
-      if (r.options.spares != 0) member_ranks_with_spares(r.options, true, c.world);  // throws
       // The names now; the shape once the hosts are known.
       View::create(RootSpec{{1, c.world}, r.names, c.world, {}});
       break;
     default:
-      if (r.options.spares != 0) {
-        c.order = member_ranks_with_spares(r.options, r.kind == CreationKind::ranks, c.world);
+      if (r.options.spares != 0) {  // a shape over all parent ranks (checked above): the first ones
+        c.order = member_ranks_with_spares(r.options, false, c.world);
         c.view = View::create(RootSpec{widen(r.shape), r.names, c.world, widen(c.order)});
         break;
       }
