@@ -7,6 +7,8 @@
 #define BOOST_TEST_MODULE repair
 #include <boost/test/unit_test.hpp>
 
+#include "expect_error.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <random>
@@ -22,18 +24,6 @@ namespace {
 
 using Sizes = std::vector<index_t>;
 
-template <class F>
-void expect_error(F&& f, Status status, std::initializer_list<std::string> mentions) {
-  try {
-    f();
-    BOOST_ERROR("expected " << status << ", got success");
-  } catch (const Error& e) {
-    BOOST_TEST(e.status() == status, "status " << e.status() << " (" << e.what() << "), expected " << status);
-    for (const std::string& m : mentions)
-      BOOST_TEST(std::string(e.what()).find(m) != std::string::npos,
-                 "message '" << e.what() << "' does not mention '" << m << "'");
-  }
-}
 
 // Who holds each root index after the repair: a survivor (its own index),
 // spare k or spawned rank j.

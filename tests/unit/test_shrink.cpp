@@ -6,6 +6,8 @@
 #define BOOST_TEST_MODULE shrink
 #include <boost/test/unit_test.hpp>
 
+#include "expect_error.hpp"
+
 #include <algorithm>
 #include <optional>
 #include <random>
@@ -27,18 +29,6 @@ View make(Sizes shape, Names names, index_t world = 0, Sizes ranks = {}) {
   return View::create(RootSpec{std::move(shape), std::move(names), world, std::move(ranks)});
 }
 
-template <class F>
-void expect_error(F&& f, Status status, std::initializer_list<std::string> mentions) {
-  try {
-    f();
-    BOOST_ERROR("expected " << status << ", got success");
-  } catch (const Error& e) {
-    BOOST_TEST(e.status() == status, "status " << e.status() << " (" << e.what() << "), expected " << status);
-    for (const std::string& m : mentions)
-      BOOST_TEST(std::string(e.what()).find(m) != std::string::npos,
-                 "message '" << e.what() << "' does not mention '" << m << "'");
-  }
-}
 
 // Row-major coordinates of x in `shape`, last dim fastest.
 Sizes coords(const Sizes& shape, index_t x) {

@@ -4,6 +4,8 @@
 #define BOOST_TEST_MODULE view
 #include <boost/test/unit_test.hpp>
 
+#include "expect_error.hpp"
+
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -37,18 +39,6 @@ Groups groups(const View& v, std::string_view dim) { return v.all_groups(v.dim_i
 
 // Runs f, which must throw Error(status) with a message containing every
 // string of `mentions`.
-template <class F>
-void expect_error(F&& f, Status status, std::initializer_list<std::string> mentions) {
-  try {
-    f();
-    BOOST_ERROR("expected " << status << ", got success");
-  } catch (const Error& e) {
-    BOOST_TEST(e.status() == status, "status " << e.status() << " (" << e.what() << "), expected " << status);
-    for (const std::string& m : mentions)
-      BOOST_TEST(std::string(e.what()).find(m) != std::string::npos,
-                 "message '" << e.what() << "' does not mention '" << m << "'");
-  }
-}
 
 }  // namespace
 
