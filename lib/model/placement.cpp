@@ -251,8 +251,8 @@ std::string bound_text(const std::vector<std::string>& names, const std::vector<
                                        ") cannot stay within one " + lv.names[static_cast<std::size_t>(bound[d])] +
                                        " in shape " + shape_text(shape) + where);
   }
-  fail(Status::shape_mismatch, "dims " + bound_text(names, bound, lv) + " cannot all stay within their levels in shape " +
-                                   shape_text(shape) + where);
+  fail(Status::shape_mismatch, "dims " + bound_text(names, bound, lv) +
+                                   " cannot all stay within their levels in shape " + shape_text(shape) + where);
 }
 
 }  // namespace
@@ -262,33 +262,32 @@ Placed place(const Levels& levels, std::vector<index_t> shape, const std::vector
   const index_t n = levels.ranks();
   if (levels.names.empty() || n < 1) fail(Status::invalid_argument, "placement needs the levels of at least one rank");
   if (names.size() != shape.size())
-    fail(Status::invalid_argument, std::to_string(names.size()) + " dim names for " + std::to_string(shape.size()) +
-                                       " dims");
+    fail(Status::invalid_argument,
+         std::to_string(names.size()) + " dim names for " + std::to_string(shape.size()) + " dims");
   if (std::find(shape.begin(), shape.end(), 0) != shape.end()) shape = dims_create(n, shape);
   std::vector<int> bound(shape.size(), -1);
   for (const auto& [dim, level] : placement) {
     const auto it = std::find(names.begin(), names.end(), dim);
     if (it == names.end())
-      fail(Status::unknown_dim, "placement " + detail::quoted(dim) + "=" + level + " names no dim of the mesh (its dims: " +
-                                    detail::join(names, ", ") + ")");
+      fail(Status::unknown_dim, "placement " + detail::quoted(dim) + "=" + level +
+                                    " names no dim of the mesh (its dims: " + detail::join(names, ", ") + ")");
     const auto d = static_cast<std::size_t>(it - names.begin());
     if (bound[d] >= 0) fail(Status::invalid_argument, "placement gives dim " + detail::quoted(dim) + " twice");
     bound[d] = static_cast<int>(levels.level(level));
   }
   const index_t w = std::accumulate(shape.begin(), shape.end(), index_t{1}, std::multiplies<>());
   if (w > n)
-    fail(Status::shape_mismatch, "shape " + shape_text(shape) + " has " + std::to_string(w) + " ranks, the parent " +
-                                     std::to_string(n));
+    fail(Status::shape_mismatch,
+         "shape " + shape_text(shape) + " has " + std::to_string(w) + " ranks, the parent " + std::to_string(n));
   for (std::size_t d = 0; d < shape.size(); ++d) {
     if (bound[d] < 0) continue;
     const Ids sizes = levels.sizes(static_cast<std::size_t>(bound[d]));
     const index_t most = *std::max_element(sizes.begin(), sizes.end());
     if (shape[d] > most)
-      fail(Status::shape_mismatch, "dim " + detail::quoted(names[d]) + " (size " + std::to_string(shape[d]) +
-                                       ") is larger than its level " +
-                                       detail::quoted(levels.names[static_cast<std::size_t>(bound[d])]) +
-                                       ": the largest holds " + std::to_string(most) + " ranks (" + levels_text(levels) +
-                                       ")");
+      fail(Status::shape_mismatch,
+           "dim " + detail::quoted(names[d]) + " (size " + std::to_string(shape[d]) + ") is larger than its level " +
+               detail::quoted(levels.names[static_cast<std::size_t>(bound[d])]) + ": the largest holds " +
+               std::to_string(most) + " ranks (" + levels_text(levels) + ")");
   }
   Solver solver(levels, shape, bound);
   if (auto out = solver.solve()) return *std::move(out);
