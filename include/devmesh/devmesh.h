@@ -256,6 +256,21 @@ typedef struct devmesh_config_s {
    * list or host_aware, without fault_tolerance, or the whole parent ->
    * INVALID_ARGUMENT. Unset or 0: none. */
   int spares;
+  /* Placement (devmesh::MeshOptions::placement, docs/TOPOLOGY.md): dims to
+   * keep within a level, "dim=level[,dim=level...]", e.g.
+   * "tp=host,ep=domain,dp_shard=switch". Levels: "host", then those outside
+   * it (DEVMESH_TOPOLOGY, else Slurm's SLURM_TOPOLOGY_ADDR and a backend's
+   * NVLink domain). Parent ranks are placed before any communicator:
+   * every group of such a dim lies within one instance of its level, and
+   * in every group of every dim the members in one instance of any level
+   * are consecutive. prod(shape) may be below the parent's size: the ranks
+   * left over get *mesh = NULL (and DEVMESH_SUCCESS), or are the spares,
+   * whose number must then be theirs. A malformed string, an unknown
+   * level, with host_aware or a rank list -> INVALID_ARGUMENT; a name that
+   * is no dim -> UNKNOWN_DIM; a request no tiling of the levels meets ->
+   * SHAPE_MISMATCH naming the dim, the level and the sizes; on every rank
+   * alike. NULL: none. */
+  const char *placement;
 } devmesh_config_t;
 
 /* The error handler of the communicators devmesh_comm and devmesh_cart_comm
@@ -351,6 +366,14 @@ DEVMESH_C_API int devmesh_create_hosts(MPI_Comm parent, const char *host_dim, co
  * (the only dim of a 1-D view; INVALID_ARGUMENT otherwise).
  * Not collective. */
 DEVMESH_C_API int devmesh_dim_within_hosts(devmesh_t m, const char *dim, int *within);
+
+/* *within = 1 when every group of dim stays within one instance of level
+ * ("host", or a level outside it recorded by a placement or by
+ * devmesh_create_ex with placement), else 0. Needs a mesh with host info
+ * (as devmesh_dim_within_hosts; a placed mesh has it). An unknown level
+ * -> INVALID_ARGUMENT naming those there are; dim NULL as in
+ * devmesh_local_rank. Not collective. */
+DEVMESH_C_API int devmesh_dim_within(devmesh_t m, const char *dim, const char *level, int *within);
 
 /* Releases a handle and sets *mesh = NULL. mesh == NULL and *mesh == NULL
  * are accepted (no-op, DEVMESH_SUCCESS); a handle no longer live gives

@@ -34,12 +34,28 @@
 #include <vector>
 
 #include "devmesh/mesh.hpp"
+#include "devmesh/topology.hpp"
 #include "devmesh/mpi_check.h"  // one #error for an mpi.h of another MPI than devmesh's
 
 namespace devmesh {
 
 // The environment variable that overrides the host identity.
 inline constexpr const char* host_id_variable = "DEVMESH_HOST_ID";
+
+// The environment variable that gives the levels outside the host:
+// "level=name" pairs separated by ';', innermost first, e.g.
+// "domain=nvl2;switch=s0". Set on every rank or on none; when set, Slurm's
+// SLURM_TOPOLOGY_ADDR and the backends' NVLink domains are not read.
+inline constexpr const char* topology_variable = "DEVMESH_TOPOLOGY";
+
+// The caller's place at one level outside the host.
+struct LevelInfo {
+  std::string name;    // "domain", "switch", "switch2", "block", ...
+  int instance = 0;    // the caller's instance, numbered by lowest rank
+  int instances = 1;   // number of instances
+  int local_rank = 0;  // the caller's position among its instance's ranks
+  int local_size = 1;  // ranks in the caller's instance
+};
 
 struct HostInfo {
   int host = 0;                     // the caller's host, 0..hosts-1
@@ -48,6 +64,9 @@ struct HostInfo {
   int local_size = 1;               // ranks on the caller's host
   bool uniform = true;              // every host has the same number of ranks
   std::vector<int> ranks_per_host;  // by host index; size `hosts`
+  // The levels outside the host, innermost first, where they were found
+  // (placement, record_hosts); empty otherwise.
+  std::vector<LevelInfo> levels;
 };
 
 // Discovers the hosts of the parent's ranks. Collective over parent.
@@ -57,6 +76,17 @@ struct HostInfo {
 // inconsistent, on every rank; MPI not initialised or parent ==
 // MPI_COMM_NULL -> invalid_argument; an MPI failure -> backend.
 DEVMESH_API HostInfo discover_hosts(MPI_Comm parent);
+
+// The levels of the parent's ranks (devmesh/topology.hpp), "host" first,
+// then those outside it: DEVMESH_TOPOLOGY's where it is set (on every rank
+// or none), else the levels of SLURM_TOPOLOGY_ADDR named by
+// SLURM_TOPOLOGY_ADDR_PATTERN (switch.switch.node -> "switch" for the
+// leaf, "switch2"; block.node -> "block"). Collective over parent: host
+// discovery plus one allgather of the level strings. Errors: the variable
+// on some ranks only, ranks that find different level names ->
+// inconsistent on every rank; a malformed string -> invalid_argument on
+// every rank; as discover_hosts otherwise.
+DEVMESH_API Levels discover_levels(MPI_Comm parent);
 
 // The 2-D mesh (host_dim, local_dim) of shape (hosts, ranks per host) over
 // all ranks of the parent. Root index x = host * local_size + local_rank:
@@ -110,6 +140,12 @@ DEVMESH_API HostInfo host_info(const Mesh& mesh);
 //   tp -> true, cp -> true, dp -> false, flatten(cp,tp) -> true.
 // Errors: as host_info; unknown dim -> unknown_dim.
 DEVMESH_API bool dim_within_hosts(const Mesh& mesh, std::string_view dim);
+
+// Whether every group of dim lies within one instance of level ("host" as
+// dim_within_hosts, or a level of host_info(mesh).levels). Not collective,
+// O(root size). Errors: as dim_within_hosts; a level not recorded ->
+// invalid_argument naming those there are.
+DEVMESH_API bool dim_within(const Mesh& mesh, std::string_view dim, std::string_view level);
 
 }  // namespace devmesh
 

@@ -199,6 +199,23 @@ struct MeshOptions {
   // them or the members release them. Not with a rank list or host_aware,
   // not without fault_tolerance, not the whole parent: invalid_argument.
   int spares = 0;
+  // Placement (docs/TOPOLOGY.md "Placement"): dims to keep within a level,
+  // {dim, level}, e.g. {{"tp", "host"}, {"ep", "domain"}}. Levels: "host"
+  // (as discover_hosts finds hosts), then those outside it that every rank
+  // finds alike: DEVMESH_TOPOLOGY when set, else Slurm's
+  // SLURM_TOPOLOGY_ADDR levels and a backend's NVLink domain (hosts.hpp).
+  // The parent's ranks are placed before any communicator exists: every
+  // group of such a dim lies within one instance of its level, and in every
+  // group of every dim the members in one instance of any level are
+  // consecutive in local-rank order. prod(shape) may be below the parent's
+  // size: the ranks the placement leaves over get the null mesh, or are the
+  // spares, whose number must then be theirs. Costs one allgather of the
+  // level strings beyond host discovery. Not with host_aware, a rank list
+  // or adopted communicators (invalid_argument); a dim or level that does
+  // not exist, or a request no tiling of the levels meets, fails with the
+  // same error on every rank (unknown_dim, invalid_argument,
+  // shape_mismatch naming the dim, the level and the sizes).
+  std::vector<std::pair<std::string, std::string>> placement;
 };
 
 // What Mesh::repair starts for the places no spare fills: MPI_Comm_spawn of

@@ -57,6 +57,13 @@ class BackendInstance {
   // communicator, and the communicator's failures revoke it.
   std::unique_ptr<Communicator> create(const devmesh_backend_group_t& group, Fault* fault = nullptr);
   const PluginTable& table() const noexcept { return *table_; }
+  // The levels this backend sees around the calling process's device, as
+  // "level=name" pairs separated by ';', innermost first, outside the host
+  // (an NVLink domain: "domain=..."); "" where it sees none or its table
+  // lacks DEVMESH_BACKEND_CAP_TOPOLOGY. host_local_rank: the process's
+  // position on its host, for a backend that picks its device by it. Not
+  // collective (plugin_topology.cpp).
+  std::string levels(int host_local_rank) const;
 
  private:
   const PluginTable* table_;
