@@ -506,6 +506,8 @@ typedef struct devmesh_backend_v3_s {
 #define DEVMESH_BACKEND_CAP_NONBLOCKING_COLLECTIVES (1ull << 15)
 /* batch. Needs DEVMESH_BACKEND_CAP_NONBLOCKING. */
 #define DEVMESH_BACKEND_CAP_BATCH (1ull << 16)
+/* topology: the levels the backend sees around the process's device. */
+#define DEVMESH_BACKEND_CAP_TOPOLOGY (1ull << 17)
 
 /* One operation of batch(). */
 typedef struct devmesh_backend_p2p_s {

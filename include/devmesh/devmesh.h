@@ -284,7 +284,7 @@ enum devmesh_comm_errors {
   {                                                                                                        \
     sizeof(devmesh_config_t), DEVMESH_CONFIG_MAGIC, DEVMESH_VERSION_CODE, NULL, NULL, NULL, NULL,          \
         DEVMESH_CONFIG_UNSET, NULL, DEVMESH_CONFIG_UNSET, DEVMESH_CONFIG_UNSET, DEVMESH_CONFIG_UNSET, 0.0, \
-        DEVMESH_CONFIG_UNSET                                                                               \
+        DEVMESH_CONFIG_UNSET, NULL                                                                         \
   }
 
 /* devmesh_create with options (config NULL: the defaults): backends, a
@@ -372,7 +372,8 @@ DEVMESH_C_API int devmesh_dim_within_hosts(devmesh_t m, const char *dim, int *wi
  * devmesh_create_ex with placement), else 0. Needs a mesh with host info
  * (as devmesh_dim_within_hosts; a placed mesh has it). An unknown level
  * -> INVALID_ARGUMENT naming those there are; dim NULL as in
- * devmesh_local_rank. Not collective. */
+ * devmesh_local_rank.
+ * Not collective. */
 DEVMESH_C_API int devmesh_dim_within(devmesh_t m, const char *dim, const char *level, int *within);
 
 /* Releases a handle and sets *mesh = NULL. mesh == NULL and *mesh == NULL

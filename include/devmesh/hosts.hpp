@@ -34,8 +34,8 @@
 #include <vector>
 
 #include "devmesh/mesh.hpp"
-#include "devmesh/topology.hpp"
 #include "devmesh/mpi_check.h"  // one #error for an mpi.h of another MPI than devmesh's
+#include "devmesh/topology.hpp"
 
 namespace devmesh {
 

@@ -30,6 +30,18 @@ std::vector<std::string> items(std::string_view text, char sep, const char* fiel
   }
 }
 
+// "a=b,c=d" as pairs; `form` is an item's form, for the message.
+std::vector<std::pair<std::string, std::string>> pairs_of(const char* text, const char* field, const char* form) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const std::string& item : items(text, ',', field)) {
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+      invalid(std::string(field) + " entry '" + item + "' is not of the form " + form);
+    out.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+  }
+  return out;
+}
+
 // What a C config asks of a creation: the options, and the rank list if it
 // has one.
 struct Creation {
@@ -51,14 +63,7 @@ Creation creation_of(const devmesh_config_t* cfg) {
   devmesh_config_t c = DEVMESH_CONFIG_INITIALIZER;
   std::memcpy(&c, cfg, std::min(cfg->size, sizeof c));
   if (c.backend) o.backend = c.backend;
-  if (c.dim_backends && *c.dim_backends) {
-    for (const std::string& item : items(c.dim_backends, ',', "dim_backends")) {
-      const std::size_t eq = item.find('=');
-      if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
-        invalid("dim_backends entry '" + item + "' is not of the form dim=backend");
-      o.dim_backends.emplace_back(item.substr(0, eq), item.substr(eq + 1));
-    }
-  }
+  if (c.dim_backends && *c.dim_backends) o.dim_backends = pairs_of(c.dim_backends, "dim_backends", "dim=backend");
   if (c.backend_options && *c.backend_options) o.backend_options = items(c.backend_options, ',', "backend_options");
   if (c.dim_options && *c.dim_options) {
     for (const std::string& group : items(c.dim_options, ';', "dim_options")) {
@@ -83,6 +88,7 @@ Creation creation_of(const devmesh_config_t* cfg) {
   if (c.spares != DEVMESH_CONFIG_UNSET && c.spares < 0)
     invalid("spares is " + std::to_string(c.spares) + "; give 0 or more");
   o.spares = c.spares == DEVMESH_CONFIG_UNSET ? 0 : c.spares;
+  if (c.placement && *c.placement) o.placement = pairs_of(c.placement, "placement", "dim=level");
   if (c.nranks == DEVMESH_CONFIG_UNSET) {
     if (c.ranks) invalid("ranks is set but nranks is not: the rank list needs its length");
   } else {

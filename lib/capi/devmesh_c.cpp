@@ -106,6 +106,15 @@ int devmesh_dim_within_hosts(devmesh_t m, const char* dim, int* within) {
   });
 }
 
+int devmesh_dim_within(devmesh_t m, const char* dim, const char* level, int* within) {
+  return guard("devmesh_dim_within", [&] {
+    need(within, "within");
+    need(level, "level");
+    const bool w = devmesh::dim_within(mesh_of(m), dim_arg(dim), level);
+    *within = w ? 1 : 0;
+  });
+}
+
 int devmesh_backend_comm(devmesh_t m, const char* dim, const char* backend, void** handle) {
   return guard("devmesh_backend_comm", [&] {
     const Mesh& mesh = mesh_of(m);

@@ -6,6 +6,7 @@
 #include <array>
 #include <atomic>
 #include <memory>
+#include <string>
 
 #include "creation_steps.hpp"
 #include "devmesh/hosts.hpp"
@@ -123,6 +124,32 @@ void check_options(const MeshOptions& o) {
                 "deadline " + std::to_string(o.deadline) + " is not a number of seconds from 0 (none) to 1e9");
 }
 
+// A placement's own conditions, and the root's shape: zeros filled over
+// the parent, or fewer ranks than the parent (the leftovers' places are
+// known once the levels are).
+void check_placement(Creation& c) {
+  const CreationRequest& r = c.request;
+  if (r.kind != CreationKind::shape)
+    throw Error(Status::invalid_argument,
+                "placement places a shape over all of the parent's ranks (Mesh::create, devmesh_create_ex); it does "
+                "not take a rank list, a group, a host mesh or adopted communicators");
+  if (r.options.host_aware)
+    throw Error(Status::invalid_argument,
+                "placement orders the parent's ranks itself; host_aware is its shorthand for the innermost dims "
+                "within hosts: give one or the other");
+  for (const auto& [dim, level] : r.options.placement) {
+    if (std::find(r.names.begin(), r.names.end(), dim) == r.names.end())
+      throw Error(Status::unknown_dim, "placement '" + dim + "=" + level + "' names no dim of the mesh");
+    if (level.empty()) throw Error(Status::invalid_argument, "placement of dim '" + dim + "' names no level");
+  }
+  index_t w = 1;
+  for (const int s : r.shape) w *= s;
+  std::vector<index_t> ranks;
+  if (w > 0 && w < c.world)  // places for now: the levels decide
+    for (index_t x = 0; x < w; ++x) ranks.push_back(x);
+  c.view = View::create(RootSpec{widen(r.shape), r.names, c.world, std::move(ranks)});
+}
+
 // Everything this rank can check before the cross-check.
 void check_locally(Creation& c) {
   const CreationRequest& r = c.request;
@@ -146,10 +173,13 @@ void check_locally(Creation& c) {
   check_dim_names(r);
   check_options(r.options);
   // spares' own conditions before ULFM is asked for: the same answer on every MPI.
+  const bool placed = !r.options.placement.empty();
+  if (placed) check_placement(c);
   if (r.options.spares != 0)
     member_ranks_with_spares(r.options, r.kind != CreationKind::shape && r.kind != CreationKind::group, c.world);
   load_backends(c);
   mode_of(r).check(c);
+  if (placed) return;
   switch (r.kind) {
     case CreationKind::comms:
       c.adopting = read_comms(c.parent, r.comms, r.names);
@@ -184,6 +214,10 @@ std::array<Field, 9> fields_of(Creation& c) {
   for (int x : r.ranks) rk.add(x);
   nc.add(static_cast<std::int64_t>(r.comms.size()));
   ha.add(r.options.host_aware ? 1 : 0);
+  for (const auto& [dim, level] : r.options.placement) {
+    ha.add(dim);
+    ha.add(level);
+  }
   ha.add(r.options.fault_tolerance ? 1 : 0);
   ha.add(static_cast<std::int64_t>(r.options.deadline * 1e6));
   ha.add(r.options.spares);
@@ -207,7 +241,7 @@ std::array<Field, 9> fields_of(Creation& c) {
            {"dim names", nm.h},
            {"rank lists", rk.h},
            {"numbers of communicators", nc.h},
-           {"host_aware, fault_tolerance, deadline and spares settings", ha.h},
+           {"host_aware, placement, fault_tolerance, deadline and spares settings", ha.h},
            {"backends", be.h},
            {"backend options", op.h}}};
 }
@@ -248,6 +282,38 @@ void order_by_host(Creation& c) {
   const std::vector<index_t> shape =
       host_mesh ? std::vector<index_t>{c.hosts->hosts, c.hosts->local_size} : c.view->root_shape();
   c.view = View::create(RootSpec{shape, r.names, c.world, widen(c.order)});
+}
+
+// Placement (MeshOptions::placement) after the cross-check, as host
+// discovery: the levels gathered with the hosts, then place() on tables
+// every rank holds alike, so its errors are the same on every rank.
+void place_by_levels(Creation& c) {
+  const CreationRequest& r = c.request;
+  LevelSource src;
+  for (const auto& [spec, instance] : c.backends)
+    if (instance && (instance->table().capabilities & DEVMESH_BACKEND_CAP_TOPOLOGY) != 0) {
+      src.backend = [&c](int host_local_rank) {
+        std::string all;
+        for (const auto& [s, b] : c.backends)
+          if (b)
+            if (const std::string mine = b->levels(host_local_rank); !mine.empty())
+              all += (all.empty() ? "" : ";") + mine;
+        return all;
+      };
+      break;
+    }
+  const Places places = gather_places(c.parent, &src);
+  c.hosts = host_info_of(places.host_of, c.me);
+  Levels levels = levels_of(places);
+  const Placed placed = place(levels, c.view->root_shape(), r.names, r.options.placement);
+  const auto spares = static_cast<std::size_t>(std::max(r.options.spares, 0));
+  if (spares != 0 && placed.leftovers.size() != spares)
+    throw Error(Status::invalid_argument, "the placement leaves " + std::to_string(placed.leftovers.size()) +
+                                              " ranks over, and spares is " + std::to_string(spares) +
+                                              ": with a placement the ranks left over are the spares");
+  c.order.assign(placed.parent_ranks.begin(), placed.parent_ranks.end());
+  c.view = View::create(RootSpec{placed.shape, r.names, c.world, placed.parent_ranks});
+  c.levels = std::move(levels);
 }
 
 // The adopted communicators' layout: one allgather of what each rank holds,
@@ -307,7 +373,9 @@ void stock_state(Creation& c, MeshState& state, MPI_Comm root_comm, bool group_i
     for (std::size_t d = 0; d < root.ndim(); ++d)
       state.insert_program_comm(root.dims()[d].layout, r.comms[d], root.dims()[d].name);
   }
-  if (c.hosts) {
+  if (c.levels) {
+    state.set_hosts(root_hosts(*c.levels, c.order, state.index()));
+  } else if (c.hosts) {
     // Host-major over uniform hosts.
     auto hosts = std::make_shared<RootHosts>();
     hosts->caller = *c.hosts;
@@ -397,12 +465,19 @@ const CreationMode& plain_mode() {
   return mode;
 }
 
+void keep_root_order(MeshOptions& options) {
+  options.spares = 0;
+  options.host_aware = false;
+  options.placement.clear();
+}
+
 Mesh create(CreationRequest request) {
   Creation c(std::move(request));
   open_parent(c);
   mode_of(c.request).cross_check(c);
   const CreationRequest& r = c.request;
   if (r.kind == CreationKind::hosts || r.options.host_aware) order_by_host(c);
+  if (!r.options.placement.empty()) place_by_levels(c);
   if (r.kind == CreationKind::comms) adopt_layout(c);
   if (r.options.spares == 0 || r.fresh_parent) return build(c);
   return build_with_spares(c, build);

@@ -56,6 +56,11 @@ struct CreationRequest {
   std::optional<Error> error;
 };
 
+// Options for a new root over the members of an old one in the old root
+// order (a shrink's, a repair's): no spares, no reordering (host_aware,
+// placement).
+void keep_root_order(MeshOptions& options);
+
 // The modes a front end may ask for: a shrink makes its new root in the
 // ULFM mode over the survivors, whose arguments are the same on every
 // member by construction (no cross-check of them; what fails on one member

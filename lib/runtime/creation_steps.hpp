@@ -40,6 +40,8 @@ struct Creation {
   std::optional<View> view;
   std::vector<int> order;  // the rank list of the root, when it has one
   std::optional<HostInfo> hosts;
+  // The levels the placement was made over (options.placement).
+  std::optional<Levels> levels;
   Adopting adopting;
   std::vector<std::pair<BackendSpec, std::unique_ptr<BackendInstance>>> backends;
   std::uint64_t seq = 0, digest = 0;

@@ -20,44 +20,6 @@ std::string host_id_override() {
   return v ? std::string(v) : std::string();
 }
 
-// leader[r]: the lowest rank of comm on r's host, by the override strings.
-std::vector<int> leaders_by_id(MPI_Comm comm, const std::string& id, int size) {
-  const int len = static_cast<int>(id.size());
-  std::vector<int> lengths(static_cast<std::size_t>(size)), displs(static_cast<std::size_t>(size));
-  DEVMESH_MPI(MPI_Allgather(&len, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm));
-  long total = 0;
-  for (int r = 0; r < size; ++r) {
-    displs[static_cast<std::size_t>(r)] = static_cast<int>(total);
-    total += lengths[static_cast<std::size_t>(r)];
-  }
-  if (total > 0x7fffffff)
-    throw Error(Status::invalid_argument, "the DEVMESH_HOST_ID strings of all ranks exceed 2 GiB");
-  std::string all(static_cast<std::size_t>(total), '\0');
-  DEVMESH_MPI(MPI_Allgatherv(id.data(), len, MPI_CHAR, all.data(), lengths.data(), displs.data(), MPI_CHAR, comm));
-  std::unordered_map<std::string_view, int> first;
-  std::vector<int> leader(static_cast<std::size_t>(size));
-  for (int r = 0; r < size; ++r) {
-    std::string_view s(all.data() + displs[static_cast<std::size_t>(r)],
-                       static_cast<std::size_t>(lengths[static_cast<std::size_t>(r)]));
-    leader[static_cast<std::size_t>(r)] = first.try_emplace(s, r).first->second;
-  }
-  return leader;
-}
-
-// leader[r]: the lowest rank of comm on r's node, by MPI_COMM_TYPE_SHARED.
-std::vector<int> leaders_by_node(MPI_Comm comm, int rank, int size) {
-  MPI_Comm node = MPI_COMM_NULL;
-  DEVMESH_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node));
-  int mine = rank;
-  int rc = MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN);
-  if (rc == MPI_SUCCESS) rc = MPI_Allreduce(&rank, &mine, 1, MPI_INT, MPI_MIN, node);
-  MPI_Comm_free(&node);
-  check_mpi(rc, "MPI_Allreduce over the node communicator");
-  std::vector<int> leader(static_cast<std::size_t>(size));
-  DEVMESH_MPI(MPI_Allgather(&mine, 1, MPI_INT, leader.data(), 1, MPI_INT, comm));
-  return leader;
-}
-
 std::string counts_text(const HostInfo& info) {
   std::string s;
   const std::size_t shown = std::min<std::size_t>(info.ranks_per_host.size(), 32);
@@ -80,28 +42,7 @@ std::shared_ptr<const RootHosts> hosts_of(const Mesh& mesh) {
 
 }  // namespace
 
-std::vector<int> host_table(MPI_Comm comm) {
-  int rank = 0, size = 0;
-  DEVMESH_MPI(MPI_Comm_rank(comm, &rank));
-  DEVMESH_MPI(MPI_Comm_size(comm, &size));
-  const std::string id = host_id_override();
-  // Either every rank overrides its host identity or none does.
-  int set = id.empty() ? 0 : 1, count = 0;
-  DEVMESH_MPI(MPI_Allreduce(&set, &count, 1, MPI_INT, MPI_SUM, comm));
-  if (count != 0 && count != size)
-    throw Error(Status::inconsistent, std::string(host_id_variable) + " is set on " + std::to_string(count) + " of " +
-                                          std::to_string(size) + " ranks: set it on every rank or on none");
-  const std::vector<int> leader = count ? leaders_by_id(comm, id, size) : leaders_by_node(comm, rank, size);
-  // Leaders come in increasing order of first appearance, so numbering them
-  // in rank order numbers hosts by their lowest rank.
-  std::vector<int> host_of(static_cast<std::size_t>(size));
-  int hosts = 0;
-  for (int r = 0; r < size; ++r) {
-    const int l = leader[static_cast<std::size_t>(r)];
-    host_of[static_cast<std::size_t>(r)] = l == r ? hosts++ : host_of[static_cast<std::size_t>(l)];
-  }
-  return host_of;
-}
+std::vector<int> host_table(MPI_Comm comm) { return gather_places(comm, nullptr).host_of; }
 
 HostInfo host_info_of(const std::vector<int>& host_of, int rank) {
   HostInfo info;
@@ -167,18 +108,11 @@ void record_hosts(const Mesh& mesh) {
   if (!state) throw Error(Status::not_member, "the caller is not a member of this mesh (null mesh)");
   if (state->hosts()) return;
   // Rank x of the root communicator is root index x.
-  std::vector<int> host_of = host_table(state->root_comm());
-  auto hosts = std::make_shared<detail::RootHosts>();
-  hosts->caller = host_info_of(host_of, state->index());
-  bool host_major = hosts->caller.uniform;
-  const int per_host = hosts->caller.local_size;
-  for (std::size_t x = 0; host_major && x < host_of.size(); ++x)
-    host_major = host_of[x] == static_cast<int>(x) / per_host;
-  if (host_major)
-    hosts->local_size = per_host;
-  else
-    hosts->host_of = std::move(host_of);
-  state->set_hosts(std::move(hosts));
+  const detail::LevelSource none;
+  const Levels levels = detail::levels_of(detail::gather_places(state->root_comm(), &none));
+  std::vector<int> identity(static_cast<std::size_t>(levels.ranks()));
+  for (std::size_t x = 0; x < identity.size(); ++x) identity[x] = static_cast<int>(x);
+  state->set_hosts(detail::root_hosts(levels, identity, state->index()));
 }
 
 HostInfo host_info(const Mesh& mesh) { return detail::hosts_of(mesh)->caller; }
@@ -192,6 +126,19 @@ bool dim_within_hosts(const Mesh& mesh, std::string_view dim) {
   for (index_t x = 0; x < w; ++x)
     if (hosts->host(x) != hosts->host(group_base(layout, x))) return false;
   return true;
+}
+
+bool dim_within(const Mesh& mesh, std::string_view dim, std::string_view level) {
+  const auto hosts = detail::hosts_of(mesh);
+  if (level == "host") return dim_within_hosts(mesh, dim);
+  const View& view = mesh.view();
+  const Layout& layout = view.dims()[view.dim_or_only(dim)].layout;
+  for (std::size_t l = 0; l < hosts->level_names.size(); ++l)
+    if (hosts->level_names[l] == level) return groups_within(layout, hosts->level_of[l]);
+  std::string known = "host";
+  for (const std::string& name : hosts->level_names) known += ", " + name;
+  throw Error(Status::invalid_argument,
+              "no level '" + std::string(level) + "' recorded on this mesh (its levels: " + known + ")");
 }
 
 }  // namespace devmesh

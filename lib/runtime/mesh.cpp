@@ -286,8 +286,7 @@ Mesh Mesh::shrink(std::optional<std::string_view> dim) const {
   r.owns_parent = true;
   r.fresh_parent = true;
   // The survivors' order is the old root's (host-major where it was).
-  r.options.spares = 0;
-  r.options.host_aware = false;
+  detail::keep_root_order(r.options);
   r.mode = &detail::ulfm_survivors_mode();
   r.ranks = {0};
   std::vector<index_t> kept;

@@ -34,6 +34,10 @@ struct RootHosts {
   // x / local_size, and host_of is empty. 0: host_of[x] is x's host.
   index_t local_size = 0;
   std::vector<int> host_of;
+  // The levels outside the host, innermost first, where recorded:
+  // level_of[l][x] is root index x's instance of level_names[l].
+  std::vector<std::string> level_names;
+  std::vector<std::vector<index_t>> level_of;
   int host(index_t x) const noexcept {
     return local_size > 0 ? static_cast<int>(x / local_size) : host_of[static_cast<std::size_t>(x)];
   }

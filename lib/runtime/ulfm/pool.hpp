@@ -47,9 +47,10 @@ struct RootRecipe {
 // world - spares - 1), or throws invalid_argument naming what does not fit.
 std::vector<int> member_ranks_with_spares(const MeshOptions& options, bool has_rank_list, int world);
 // The pool of a creation with spares, once the mesh is made over `pool`
-// (a copy of the parent made on every parent rank): members take it into
-// their state, spares into their standby record under `parent`.
-void take_pool_at_creation(MPI_Comm parent, MPI_Comm pool, int members, const RootRecipe& recipe,
+// (a copy of the parent made on every parent rank; members[x]: root index
+// x's parent rank, the others are the spares): members take it into their
+// state, spares into their standby record under `parent`.
+void take_pool_at_creation(MPI_Comm parent, MPI_Comm pool, const std::vector<int>& members, const RootRecipe& recipe,
                            MeshState* member_state);
 
 }  // namespace devmesh::detail

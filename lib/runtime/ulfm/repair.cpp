@@ -303,8 +303,7 @@ Mesh make_repaired(MPI_Comm merged, int key, const Shared& sh) {
     r.options = sh.recipe.options;
     // Every survivor keeps its index: the old order (host-major where it
     // was), not a new one.
-    r.options.spares = 0;
-    r.options.host_aware = false;
+    keep_root_order(r.options);
     for (int x = 0; x < members; ++x) r.ranks.push_back(x);
     r.owns_parent = true;  // the root communicator from here on
     r.fresh_parent = true;

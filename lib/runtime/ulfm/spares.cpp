@@ -52,15 +52,18 @@ std::map<MPI_Comm, SpareRecord>& standby_records() {
 
 }  // namespace
 
-void take_pool_at_creation(MPI_Comm parent, MPI_Comm comm, int members, const RootRecipe& recipe,
+void take_pool_at_creation(MPI_Comm parent, MPI_Comm comm, const std::vector<int>& members, const RootRecipe& recipe,
                            MeshState* member_state) {
   auto pool = std::make_shared<Pool>();
   pool->comm = comm;
   pool->owned = true;
   int size = 0;
   DEVMESH_MPI(MPI_Comm_size(comm, &size));
-  for (int r = 0; r < members; ++r) pool->member_rank.push_back(r);
-  for (int r = members; r < size; ++r) pool->spare_rank.push_back(r);
+  pool->member_rank = members;
+  std::vector<char> member(static_cast<std::size_t>(size));
+  for (const int r : members) member[static_cast<std::size_t>(r)] = 1;
+  for (int r = 0; r < size; ++r)
+    if (!member[static_cast<std::size_t>(r)]) pool->spare_rank.push_back(r);
   if (member_state) {
     member_state->pool() = std::move(pool);
     return;
@@ -90,7 +93,7 @@ Mesh build_with_spares(Creation& c, Mesh (*build)(Creation&)) {
   check_mpi(agreed, "MPIX_Comm_agree");
   if (!made)
     throw Error(Status::revoked, "mesh creation: making the mesh failed on a member, so no spare stands by for it");
-  take_pool_at_creation(c.parent, std::exchange(c.pool, MPI_COMM_NULL), static_cast<int>(c.order.size()), recipe,
+  take_pool_at_creation(c.parent, std::exchange(c.pool, MPI_COMM_NULL), c.order, recipe,
                         out ? MeshAccess::state(out).get() : nullptr);
   return out;
 }
