@@ -408,79 +408,44 @@ Canvas panel(const View& view, std::size_t cd, const SvgOptions& options) {
   return svg;
 }
 
-}  // namespace
-
-std::string to_svg(const View& view, const SvgOptions& options) {
-  const index_t w = view.root_size();
-  const Topology* topology = options.topology;
-  if (topology && topology->levels.ranks() > max_drawn_ranks)
-    throw Error(Status::invalid_argument, "the topology has " + std::to_string(topology->levels.ranks()) +
-                                              " ranks, too many to draw (at most " + std::to_string(max_drawn_ranks) +
-                                              "); use the text or --json output, or --rank R");
-  if (w > max_drawn_ranks)
-    throw Error(Status::invalid_argument, "the mesh has " + std::to_string(w) + " ranks, too many to draw (at most " +
-                                              std::to_string(max_drawn_ranks) +
-                                              "); use the text or --json output, or --rank R");
-  const std::vector<std::string>& root_names = view.root_names();
-  const std::vector<index_t>& root_shape = view.root_shape();
+// The root, its ranks and hosts or levels.
+std::string title_of(const View& view, const SvgOptions& options) {
   const std::optional<Hosts>& hosts = options.hosts;
-  // The dims drawn: the one --color-by names, else every dim of the view,
-  // one panel each (small multiples of the same grid).
-  std::vector<std::size_t> drawn;
-  if (options.color_dim)
-    drawn.push_back(*options.color_dim);
-  else
-    for (std::size_t d = 0; d < view.ndim(); ++d) drawn.push_back(d);
-
-  Canvas svg;
-  index_t y = margin;
-
-  // Title: the root, then the view and how it was made.
-  std::string title = shape_line(root_names, root_shape) + "  \xC2\xB7  " + std::to_string(w) + " ranks";
+  std::string title =
+      shape_line(view.root_names(), view.root_shape()) + "  \xC2\xB7  " + std::to_string(view.root_size()) + " ranks";
   if (hosts)
     title += "  \xC2\xB7  " + std::to_string(hosts->count) + (hosts->count == 1 ? " host of " : " hosts of ") +
              std::to_string(hosts->ranks_per_host) + (hosts->ranks_per_host == 1 ? " rank" : " ranks");
-  if (topology) {
+  if (const Topology* t = options.topology) {
     title += "  \xC2\xB7  levels";
-    for (std::size_t l = 0; l < topology->levels.names.size(); ++l)
-      title += std::string(l ? ", " : " ") + topology->levels.names[l] + " (" +
-               std::to_string(topology->levels.sizes(l).size()) + ")";
+    for (std::size_t l = 0; l < t->levels.names.size(); ++l)
+      title += std::string(l ? ", " : " ") + t->levels.names[l] + " (" + std::to_string(t->levels.sizes(l).size()) +
+               ")";
   }
-  y += 18;
-  svg.text(margin, y, title, 18, "font-weight=\"bold\" class=\"title\"");
-  std::string subtitle = "view " + shape_line(view.names(), view.shape()) + "  \xC2\xB7  " +
-                         (options.ops.empty() ? "the root view" : options.ops);
-  if (options.member) subtitle += "  \xC2\xB7  rank " + std::to_string(options.member->rank) + " outlined";
-  y += 24;
-  svg.text(margin, y, subtitle, 13, "fill=\"#333333\" class=\"subtitle\"");
-  std::vector<SvgOptions::Note> notes;
-  if (topology) notes = placement_notes(*topology);
-  notes.insert(notes.end(), options.notes.begin(), options.notes.end());
-  for (const SvgOptions::Note& note : notes) {
-    y += 20;
-    svg.text(margin, y, note.text, 13, "class=\"note\" data-note=\"" + xml(note.kind) + "\"");
-  }
+  return title;
+}
 
-  // One line per dim: layout, placement; a dim drawn alone (--color-by) bold.
-  y += 8;
-  const bool alone = options.color_dim.has_value();
+// One line per dim from y on: layout, placement on the hosts or levels;
+// the dim drawn alone (--color-by) bold. Then the notation. Returns the
+// last line's y.
+index_t dim_lines(Canvas& svg, const View& view, const SvgOptions& options, index_t y) {
   for (std::size_t d = 0; d < view.ndim(); ++d) {
     const Dim& dim = view.dims()[d];
     std::string line = dim.name + " = " + to_string(dim.layout) + " (size " + std::to_string(dim.size()) + ")";
     std::string placement_attr;
-    if (hosts) {
-      const Placement p = placement(view, d, *hosts);
+    if (options.hosts) {
+      const Placement p = placement(view, d, *options.hosts);
       placement_attr = std::string(" data-placement=\"") + (p.intra_host ? "intra-host" : "cross-host") + "\"";
       line += "  \xC2\xB7  " + describe(p);
     }
-    if (topology) {
-      const std::vector<std::string> in = within(view, d, *topology);
+    if (options.topology) {
+      const std::vector<std::string> in = within(view, d, *options.topology);
       std::string levels;
       for (const std::string& l : in) levels += (levels.empty() ? "" : " ") + l;
       placement_attr += " data-within=\"" + xml(levels) + "\"";
       line += "  \xC2\xB7  " + within_text(in);
     }
-    const bool bold = alone && d == drawn[0];
+    const bool bold = options.color_dim == d;
     if (bold) line += "  \xC2\xB7  colours";
     y += 20;
     svg.text(margin, y, line, 13,
@@ -496,13 +461,55 @@ std::string to_svg(const View& view, const SvgOptions& options) {
     y += 18;
     svg.text(margin, y, note, 12, "fill=\"#333333\" class=\"notation\"");
   }
-  y += 28;
+  return y;
+}
+
+void check_drawable(const View& view, const SvgOptions& options) {
+  for (const auto& [what, n] : {std::pair{"mesh", view.root_size()},
+                                {"topology", options.topology ? options.topology->levels.ranks() : 0}})
+    if (n > max_drawn_ranks)
+      throw Error(Status::invalid_argument, std::string("the ") + what + " has " + std::to_string(n) +
+                                                " ranks, too many to draw (at most " + std::to_string(max_drawn_ranks) +
+                                                "); use the text or --json output, or --rank R");
+}
+
+}  // namespace
+
+std::string to_svg(const View& view, const SvgOptions& options) {
+  check_drawable(view, options);
+  // The dims drawn: the one --color-by names, else every dim of the view,
+  // one panel each (small multiples of the same grid).
+  std::vector<std::size_t> drawn;
+  if (options.color_dim)
+    drawn.push_back(*options.color_dim);
+  else
+    for (std::size_t d = 0; d < view.ndim(); ++d) drawn.push_back(d);
+
+  Canvas svg;
+  index_t y = margin;
+  // Title: the root, then the view and how it was made, then the notes.
+  const std::string title = title_of(view, options);
+  y += 18;
+  svg.text(margin, y, title, 18, "font-weight=\"bold\" class=\"title\"");
+  std::string subtitle = "view " + shape_line(view.names(), view.shape()) + "  \xC2\xB7  " +
+                         (options.ops.empty() ? "the root view" : options.ops);
+  if (options.member) subtitle += "  \xC2\xB7  rank " + std::to_string(options.member->rank) + " outlined";
+  y += 24;
+  svg.text(margin, y, subtitle, 13, "fill=\"#333333\" class=\"subtitle\"");
+  std::vector<SvgOptions::Note> notes;
+  if (options.topology) notes = placement_notes(*options.topology);
+  notes.insert(notes.end(), options.notes.begin(), options.notes.end());
+  for (const SvgOptions::Note& note : notes) {
+    y += 20;
+    svg.text(margin, y, note.text, 13, "class=\"note\" data-note=\"" + xml(note.kind) + "\"");
+  }
+  y = dim_lines(svg, view, options, y + 8) + 28;
 
   // The panels, left to right, wrapping past max_width.
   constexpr index_t max_width = 1600, panel_space = 40;
   index_t px = margin, py = y, row_height = 0;
   for (const std::size_t d : drawn) {
-    const Canvas p = topology ? levels_panel(view, d, options) : panel(view, d, options);
+    const Canvas p = options.topology ? levels_panel(view, d, options) : panel(view, d, options);
     if (px > margin && px + p.width > max_width) {
       px = margin;
       py += row_height + panel_space;
