@@ -102,6 +102,10 @@ def test_fixed():
     check(out.get("levels") == ["host", "domain", "switch"] and out.get("parent_ranks") == list(range(16)),
           f"switches {out}")
     check([d["within"] for d in out["dims"]] == [[], ["domain", "switch"]], f"switches within {out}")
+    # Blocks need not fill the last host: 14 ranks on hosts of 4.
+    out = ok_json("--ranks-per-host", "4", "--world", "14", "--shape", "3,4", "--names", "a,tp", "--place", "tp=host")
+    check(out.get("parent_ranks") == list(range(12)) and out.get("leftovers") == [12, 13] and out.get("world") == 14,
+          f"a last host of 2 {out}")
     # A 0 in the shape is filled from the topology's ranks.
     out = ok_json("--ranks-per-host", "4", "--world", "8", "--shape", "0,4", "--names", "a,b", "--place", "b=host")
     check([d["size"] for d in out.get("dims", [])] == [2, 4] and out.get("parent_ranks") == list(range(8)),
@@ -289,6 +293,8 @@ def test_errors():
         expect_error(ia, [f"topology file '{path}'"] * (name != "badname.txt") + words,
                      "--topology", path, *base)
     expect_error(ia, ["cannot read the topology file"], "--topology", os.path.join(TMP, "missing.txt"), *base)
+    expect_error(ia, ["line 2 is longer than 65536 bytes"], "--topology",
+                 topology("long.txt", "host=a\nhost=" + "b" * 70000 + "\n"), *base)
 
 
 def test_help():

@@ -71,6 +71,22 @@ std::string ranges(const std::vector<index_t>& sorted) {
   return out.empty() ? "none" : out;
 }
 
+// Reads one line of at most max_line bytes, so that no file (a device
+// without newlines, say) holds the planner for long or fills its memory.
+bool next_line(std::istream& in, std::string& line, std::size_t number, const std::string& where) {
+  constexpr std::size_t max_line = 65536, max_lines = 16 * static_cast<std::size_t>(max_placed_ranks);
+  line.clear();
+  for (char c; in.get(c) && c != '\n';) {
+    if (line.size() == max_line)
+      throw Error(Status::invalid_argument,
+                  where + " line " + std::to_string(number) + " is longer than " + std::to_string(max_line) + " bytes");
+    line += c;
+  }
+  if (number > max_lines && (in || !line.empty()))
+    throw Error(Status::invalid_argument, where + " has more than " + std::to_string(max_lines) + " lines");
+  return in || !line.empty();
+}
+
 }  // namespace
 
 Topology read_topology(const std::string& file) {
@@ -81,7 +97,7 @@ Topology read_topology(const std::string& file) {
   std::vector<std::vector<std::string>> ids;
   std::size_t first = 0;  // the line that set the levels
   std::string line;
-  for (std::size_t number = 1; std::getline(in, line); ++number) {
+  for (std::size_t number = 1; next_line(in, line, number, where); ++number) {
     line = line.substr(0, line.find('#'));
     std::vector<std::string> these, id;
     parse_line(line, number, where, these, id);
