@@ -388,7 +388,8 @@ std::optional<devmesh::plan::Topology> make_topology(const Args& a, const devmes
         world = std::min(world * std::min(s, devmesh::plan::max_placed_ranks + 1), devmesh::plan::max_placed_ranks + 1);
     }
     const index_t domains = a.domains_opt->count() > 0 ? parse_index(a.hosts_per_domain, "--hosts-per-domain") : 0;
-    const index_t switches = a.switches_opt->count() > 0 ? parse_index(a.domains_per_switch, "--domains-per-switch") : 0;
+    const index_t switches =
+        a.switches_opt->count() > 0 ? parse_index(a.domains_per_switch, "--domains-per-switch") : 0;
     t = devmesh::plan::block_topology(world, parse_index(a.ranks_per_host, "--ranks-per-host"), domains, switches);
   } else {
     throw Error(Status::invalid_argument,
@@ -485,7 +486,8 @@ struct Output {
 Output render(const Args& a, const Chain& c) {
   std::optional<devmesh::plan::Hosts> hosts;
   // Counted, not tested for emptiness: an empty value is an error.
-  if (a.hosts->count() > 0 && !c.topology) hosts = devmesh::plan::make_hosts(c.view, parse_index(a.ranks_per_host, "--ranks-per-host"));
+  if (a.hosts->count() > 0 && !c.topology)  // with a topology, its levels say where the hosts are
+    hosts = devmesh::plan::make_hosts(c.view, parse_index(a.ranks_per_host, "--ranks-per-host"));
   const std::optional<devmesh::plan::Member> member = find_member(a, c);
   std::optional<NeighborQuery> query;
   std::vector<index_t> neighbor_xs;

@@ -126,8 +126,8 @@ Topology read_topology(const std::string& file) {
 
 Topology block_topology(index_t world, index_t ranks_per_host, index_t hosts_per_domain, index_t domains_per_switch) {
   if (world > max_placed_ranks)
-    throw Error(Status::invalid_argument, "a topology of " + std::to_string(world) + " ranks: the planner places at most " +
-                                              std::to_string(max_placed_ranks));
+    throw Error(Status::invalid_argument, "a topology of " + std::to_string(world) +
+                                              " ranks: the planner places at most " + std::to_string(max_placed_ranks));
   Topology t;
   t.levels = block_levels(world, ranks_per_host, hosts_per_domain, domains_per_switch);
   t.names.resize(t.levels.names.size());
@@ -246,7 +246,8 @@ void print_levels(std::ostream& os, const View& view, const Topology& t) {
   std::sort(ranks.begin(), ranks.end());
   const LevelTree tr = level_tree(t.levels);
   const std::size_t top = t.levels.names.size() - 1;
-  for (std::size_t i = 0; i < tr.members[top].size(); ++i) print_instance(os, t, tr, ranks, top, static_cast<index_t>(i));
+  for (std::size_t i = 0; i < tr.members[top].size(); ++i)
+    print_instance(os, t, tr, ranks, top, static_cast<index_t>(i));
 }
 
 void add_levels_json(json& out, const View& view, const Topology& t) {
@@ -263,15 +264,17 @@ void add_levels_json(json& out, const View& view, const Topology& t) {
 std::vector<std::string> instances_of(const Topology& t, index_t rank) {
   std::vector<std::string> out;
   for (std::size_t l = 0; l < t.levels.names.size(); ++l)
-    out.push_back(rank < t.levels.ranks() ? t.names[l][static_cast<std::size_t>(t.levels.of[l][static_cast<std::size_t>(rank)])]
-                                          : std::string("-"));
+    out.push_back(rank < t.levels.ranks()
+                      ? t.names[l][static_cast<std::size_t>(t.levels.of[l][static_cast<std::size_t>(rank)])]
+                      : std::string("-"));
   return out;
 }
 
 std::string leftover_text(const Topology& t, index_t rank) {
   if (!std::binary_search(t.placed.leftovers.begin(), t.placed.leftovers.end(), rank)) return "";
-  return "rank " + std::to_string(rank) + " is not a member of the mesh: the placement leaves it over (leftovers: " +
-         list_text(t.placed.leftovers) + ")";
+  return "rank " + std::to_string(rank) +
+         " is not a member of the mesh: the placement leaves it over (leftovers: " + list_text(t.placed.leftovers) +
+         ")";
 }
 
 }  // namespace devmesh::plan

@@ -65,8 +65,12 @@ struct Plan {
     Point inner;
     if (l == 0) {
       const std::size_t n = tree.members[0][ii].size();
-      inner = flow(n, cells_per_row * (cw + gap), gap, [&](std::size_t) { return Point{cw, cell_height}; },
-                   [](std::size_t, Point) {});
+      inner = flow(
+          n, cells_per_row * (cw + gap), gap,
+          [&](std::size_t) {
+            return Point{cw, cell_height};
+          },
+          [](std::size_t, Point) {});
     } else {
       const std::vector<index_t>& kids = tree.inner[l][ii];
       for (const index_t k : kids) measure(l - 1, k);
@@ -115,10 +119,10 @@ void draw_cell(Canvas& svg, const View& view, const SvgOptions& options, const M
   const auto rr = static_cast<std::size_t>(r);
   const index_t g = m.group[rr], x = m.index[rr];
   if (x < 0) {
-    const bool left = std::binary_search(options.topology->placed.leftovers.begin(),
-                                         options.topology->placed.leftovers.end(), r);
-    svg.body += std::string("<g class=\"") + (left ? "leftover" : "outside") + "\" data-rank=\"" + std::to_string(r) +
-                "\">\n";
+    const bool left =
+        std::binary_search(options.topology->placed.leftovers.begin(), options.topology->placed.leftovers.end(), r);
+    svg.body +=
+        std::string("<g class=\"") + (left ? "leftover" : "outside") + "\" data-rank=\"" + std::to_string(r) + "\">\n";
     svg.rect(p.x, p.y, cw, cell_height, "rx=\"4\" fill=\"#e4e4e4\" stroke=\"#b0b0b0\" class=\"cell\"");
     svg.text(p.x + cw / 2, p.y + 20, std::to_string(r), 15, "fill=\"#777777\" class=\"rank-label\"", "middle");
     svg.text(p.x + cw / 2, p.y + cell_height - 8, left ? "left over" : "not in mesh", 9,
@@ -214,8 +218,9 @@ Canvas levels_panel(const View& view, std::size_t dim, const SvgOptions& options
   const Topology& t = *options.topology;
   const Dim& d = view.dims()[dim];
   Canvas svg;
-  svg.text(0, 14, d.name + " = " + to_string(d.layout) + ": each colour one " + d.name + " group, " +
-                      within_text(within(view, dim, t)),
+  svg.text(0, 14,
+           d.name + " = " + to_string(d.layout) + ": each colour one " + d.name + " group, " +
+               within_text(within(view, dim, t)),
            14, "font-weight=\"bold\" class=\"panel-title\"");
 
   const std::size_t levels = t.levels.names.size(), top = levels - 1;
@@ -234,10 +239,13 @@ Canvas levels_panel(const View& view, std::size_t dim, const SvgOptions& options
   for (std::size_t i = 0; i < tops; ++i) plan.measure(top, static_cast<index_t>(i));
   Plan::flow(
       tops, max_row, host_space, [&](std::size_t i) { return plan.size[top][i]; },
-      [&](std::size_t i, Point p) { plan.at[top][i] = {p.x, 30 + p.y}; });
+      [&](std::size_t i, Point p) {
+        plan.at[top][i] = {p.x, 30 + p.y};
+      });
 
   const Membership m = membership(view, dim, t.levels.ranks());
-  for (std::size_t i = 0; i < tops; ++i) draw_box(svg, plan, view, options, m, top, static_cast<index_t>(i), plan.at[top][i]);
+  for (std::size_t i = 0; i < tops; ++i)
+    draw_box(svg, plan, view, options, m, top, static_cast<index_t>(i), plan.at[top][i]);
   legend(svg, view, dim, t, svg.height + 28);
   return svg;
 }
