@@ -1,14 +1,17 @@
 // devmesh-plan's SVG picture, written by hand: no library, every coordinate
 // an integer number of pixels.
 //
-// Top to bottom: a title (the root's shape, ranks and hosts; the view and
-// the op chain that made it), the notes (after --shrink: the failed, spare
-// and kept ranks), one line per dim of the view (its layout and, with
-// hosts, its placement), two lines on the layout notation, then the
-// panels: one per dim of the view (small multiples of one grid, each
-// coloured by that dim's groups, with their legend), or only the dim
-// --color-by names. Each panel is a <g class="panel" data-dim=D> translated
-// into place; coordinates inside it are the panel's own.
+// Top to bottom: a title (the root's shape, ranks and hosts or levels; the
+// view and the op chain that made it), the notes (with a placement: the
+// request and the leftovers; after --shrink: the failed, spare and kept
+// ranks), one line per dim of the view (its layout and, with hosts, its
+// placement, with levels, those it stays within: data-within), two lines on
+// the layout notation, then the panels: one per dim of the view (small
+// multiples of one grid, each coloured by that dim's groups, with their
+// legend; with a placement, the level instances instead of the grid:
+// render_levels.cpp), or only the dim --color-by names. Each panel is a
+// <g class="panel" data-dim=D> translated into place; coordinates inside it
+// are the panel's own.
 //
 // The grid is the text picture's: the root's last dim across (wrapped every
 // max_columns cells), its leading dims down. Each rank is a
