@@ -14,7 +14,9 @@
 // the failed indices, every survivor at its own.
 // --ranks-per-host K adds
 // hosts (blocks of K consecutive parent ranks) and each dim's placement on
-// them; --neighbors DIM[:periodic] lists each rank's previous and next
+// them; --place "dim=level,..." over --topology FILE (or --ranks-per-host K
+// --hosts-per-domain H --domains-per-switch D) makes the root as the
+// library's placement does (place.cpp); --neighbors DIM[:periodic] lists each rank's previous and next
 // rank along DIM; --svg FILE also draws the mesh. Exit status 0 on success; 2 on any
 // error, with a one-line message on stderr and, with --json,
 // {"error": "<status name>", "message": "..."} on stdout. On an error
@@ -164,19 +166,22 @@ int fail(bool json, Status status, std::string message, std::ostream& to_stdout,
 struct Args {
   bool json = false;
   std::string shape, names, ranks, world, rank, ranks_per_host, svg_file, color_by, neighbors, failed, spares;
+  std::string topology, hosts_per_domain, domains_per_switch, place;
   std::vector<std::string> slices, flattens, unflattens, shrinks;
   int roots = 0, pushes = 0, concatenates = 0, repairs = 0;
   CLI::Option *slice = nullptr, *flatten = nullptr, *unflatten = nullptr, *root = nullptr, *push = nullptr,
               *concat = nullptr, *failed_opt = nullptr, *shrink = nullptr, *repair = nullptr, *spares_opt = nullptr,
-              *hosts = nullptr, *svg = nullptr, *color = nullptr, *neighbors_opt = nullptr;
+              *hosts = nullptr, *svg = nullptr, *color = nullptr, *neighbors_opt = nullptr, *ranks_opt = nullptr,
+              *world_opt = nullptr, *topology_opt = nullptr, *domains_opt = nullptr, *switches_opt = nullptr,
+              *place_opt = nullptr;
 };
 
 // --shape, --names, --ranks, --world and the chain's steps.
 void add_view_options(CLI::App& app, Args& a) {
   app.add_option("--shape", a.shape, "dim sizes, e.g. 2,2,2 (0 = choose, needs --world or --ranks)")->required();
   app.add_option("--names", a.names, "dim names, e.g. dp,cp,tp")->required();
-  app.add_option("--ranks", a.ranks, "parent rank of each root index (default: identity)");
-  app.add_option("--world", a.world, "parent size (default: the mesh size, or max rank + 1)");
+  a.ranks_opt = app.add_option("--ranks", a.ranks, "parent rank of each root index (default: identity)");
+  a.world_opt = app.add_option("--world", a.world, "parent size (default: the mesh size, or max rank + 1)");
   a.slice = app.add_option("--slice", a.slices, "slice dims a,b (any order)")->allow_extra_args(false);
   a.flatten = app.add_option("--flatten", a.flattens, "flatten into NAME (no NAME, or '-': the dim names joined by _)")
                   ->expected(0, 1)  // a NAME or none, each time it is given
@@ -240,6 +245,57 @@ void add_output_options(CLI::App& app, Args& a) {
   app.add_flag("--json", a.json, "print JSON");
 }
 
+// --topology, --hosts-per-domain, --domains-per-switch, --place (after
+// add_view_options, add_fault_options and add_output_options).
+void add_placement_options(CLI::App& app, Args& a) {
+  a.topology_opt = app.add_option("--topology", a.topology,
+                                  "the levels of each parent rank: one line per rank of level=name pairs, innermost "
+                                  "first, host first (host=n17 domain=nvl2 switch=s0; '#' comments); the root is "
+                                  "placed over them")
+                       ->type_name("FILE");
+  a.domains_opt = app.add_option("--hosts-per-domain", a.hosts_per_domain,
+                                 "H: with --ranks-per-host, a level 'domain' of H consecutive hosts; the root is "
+                                 "placed over the levels")
+                      ->type_name("H");
+  a.switches_opt = app.add_option("--domains-per-switch", a.domains_per_switch,
+                                  "D: with --hosts-per-domain, a level 'switch' of D consecutive domains")
+                       ->type_name("D");
+  a.place_opt = app.add_option("--place", a.place,
+                               "dim=level,...: place the root so that every group of each dim lies within one "
+                               "instance of its level, e.g. tp=host,ep=domain (needs --topology or --ranks-per-host)")
+                    ->type_name("LIST");
+  a.domains_opt->needs(a.hosts);
+  a.switches_opt->needs(a.domains_opt);
+  a.topology_opt->excludes(a.hosts)->excludes(a.ranks_opt)->excludes(a.world_opt);
+  a.place_opt->excludes(a.ranks_opt);
+  for (CLI::Option* opt : {a.topology_opt, a.domains_opt, a.place_opt}) a.repair->excludes(opt);
+}
+
+// The footer's paragraph on --place and the levels.
+std::string placement_help() {
+  return "Placement (--place dim=level,...): the levels of the parent's ranks come from\n"
+         "--topology FILE, or from --ranks-per-host K with --hosts-per-domain H and\n"
+         "--domains-per-switch D (blocks of K consecutive ranks, H consecutive hosts, D\n"
+         "consecutive domains; the last block may be smaller). The root is placed as the\n"
+         "library's placement places it (docs/TOPOLOGY.md): every group of a placed dim\n"
+         "lies within one instance of its level and, in every group of every dim, the\n"
+         "members in one instance of any level are consecutive. Root index x is then the\n"
+         "parent rank the placement gives it; the ranks left out are the leftovers. The\n"
+         "world is the topology's ranks (with --ranks-per-host: --world, else the mesh\n"
+         "size); a 0 in --shape is filled from it. --topology or --hosts-per-domain\n"
+         "without --place places the mesh with no dim bound. Shown: each root index's\n"
+         "parent rank, the leftovers, the level instances and each dim's levels (\"within\n"
+         "host, domain\": every group inside one host and one domain); --json adds\n"
+         "\"levels\", \"placement\", \"parent_ranks\" (root index -> parent rank),\n"
+         "\"leftovers\" and per dim \"within\", with \"world\" the topology's ranks and\n"
+         "\"groups\" as parent ranks; with --rank R, \"levels\" and R's \"instances\". The\n"
+         "SVG draws the level instances as nested boxes around the parent ranks, each\n"
+         "coloured by its group, the leftovers grey. A request no placement meets exits 2\n"
+         "with the library's message. E.g. --ranks-per-host 2 --shape 2,4 --names dp,tp\n"
+         "--place dp=host gives parent ranks 0,2,4,6,1,3,5,7.\n"
+         "\n";
+}
+
 std::string help_footer() {
   return "--slice, --flatten, --unflatten, --root, --push and --concatenate apply in\n"
          "command-line order; e.g. --slice dp,cp --flatten --push --root --slice tp\n"
@@ -247,12 +303,14 @@ std::string help_footer() {
          "\n"
          "Hosts (--ranks-per-host K): parent rank r is on host r / K, the block placement\n"
          "most launchers use by default (consecutive ranks fill a node first; a cyclic\n"
-         "placement is not modelled); the parent world must be a multiple of K. Each dim\n"
-         "of the final view is labelled intra-host (every group lies within one host) or\n"
-         "cross-host (with the most hosts one group spans);\n"
+         "placement is not modelled: see --topology); the parent world must be a\n"
+         "multiple of K. Each dim of the final view is labelled intra-host (every group\n"
+         "lies within one host) or cross-host (with the most hosts one group spans);\n"
          "--json adds \"ranks_per_host\", \"hosts\" and per dim \"placement\", \"hosts_spanned\".\n"
-         "With --rank R these describe R's own group only.\n"
-         "\n"
+         "With --rank R these describe R's own group only. With --place (below) K gives\n"
+         "the host level instead.\n"
+         "\n" +
+         placement_help() +
          "Layouts are written size:stride over root indices (row-major, the root's last\n"
          "dim fastest): a dim of layout 2:4 groups 2 ranks 4 root indices apart (x, x+4);\n"
          "(sizes):(strides) has several modes, the first most significant: (2,2):(4,2)\n"
@@ -307,7 +365,40 @@ struct Chain {
   std::string ops;
   std::optional<devmesh::plan::ShrinkResult> shrunk;
   std::optional<devmesh::plan::RepairResult> repaired;
+  std::optional<devmesh::plan::Topology> topology;
 };
+
+// The levels the root is placed over, with the request: none without
+// --place, --topology and --hosts-per-domain.
+std::optional<devmesh::plan::Topology> make_topology(const Args& a, const devmesh::RootSpec& spec) {
+  if (a.place_opt->count() == 0 && a.topology_opt->count() == 0 && a.domains_opt->count() == 0) return std::nullopt;
+  devmesh::plan::check_root(spec);
+  devmesh::plan::Topology t;
+  if (a.topology_opt->count() > 0) {
+    t = devmesh::plan::read_topology(a.topology);
+  } else if (a.hosts->count() > 0) {
+    index_t world = spec.world;
+    for (std::size_t d = 0; world == 0 && d < spec.shape.size(); ++d)
+      if (spec.shape[d] == 0)
+        throw Error(Status::invalid_argument,
+                    "--shape has a 0 to fill: give the number of parent ranks with --world (or use --topology)");
+    if (world == 0) {
+      world = 1;
+      for (const index_t s : spec.shape)  // at most max_placed_ranks + 1: no overflow
+        world = std::min(world * std::min(s, devmesh::plan::max_placed_ranks + 1), devmesh::plan::max_placed_ranks + 1);
+    }
+    const index_t domains = a.domains_opt->count() > 0 ? parse_index(a.hosts_per_domain, "--hosts-per-domain") : 0;
+    const index_t switches =
+        a.switches_opt->count() > 0 ? parse_index(a.domains_per_switch, "--domains-per-switch") : 0;
+    t = devmesh::plan::block_topology(world, parse_index(a.ranks_per_host, "--ranks-per-host"), domains, switches);
+  } else {
+    throw Error(Status::invalid_argument,
+                "--place needs the levels of the parent's ranks: --topology FILE, or --ranks-per-host K (with "
+                "--hosts-per-domain H, --domains-per-switch D)");
+  }
+  if (a.place_opt->count() > 0) t.placement = devmesh::parse_pairs(a.place, ',', "placement");
+  return t;
+}
 
 // --shrink and --repair: once each, --failed with one of them.
 void check_fault_options(const Args& a) {
@@ -326,7 +417,9 @@ Chain run_chain(const CLI::App& app, const Args& a) {
   spec.names = split(a.names, ',');
   if (!a.ranks.empty()) spec.ranks = parse_indices(a.ranks, "--ranks");
   if (!a.world.empty()) spec.world = parse_index(a.world, "--world");
-  Chain c{View::create(std::move(spec)), "", std::nullopt, std::nullopt};
+  std::optional<devmesh::plan::Topology> topology = make_topology(a, spec);
+  if (topology) spec = devmesh::plan::place_root(std::move(spec), *topology);
+  Chain c{View::create(std::move(spec)), "", std::nullopt, std::nullopt, std::move(topology)};
   check_fault_options(a);
   std::vector<index_t> failed;
   if (!a.failed.empty()) failed = parse_indices(a.failed, "--failed");
@@ -376,6 +469,7 @@ std::optional<devmesh::plan::Member> find_member(const Args& a, const Chain& c) 
   if (!x) {
     const std::string why = c.shrunk     ? devmesh::plan::shrink_not_member(*c.shrunk, r)
                             : c.repaired ? devmesh::plan::repair_not_member(*c.repaired, r)
+                            : c.topology ? devmesh::plan::leftover_text(*c.topology, r)
                                          : "";
     if (!why.empty()) throw Error(Status::invalid_argument, why);
   }
@@ -392,7 +486,8 @@ struct Output {
 Output render(const Args& a, const Chain& c) {
   std::optional<devmesh::plan::Hosts> hosts;
   // Counted, not tested for emptiness: an empty value is an error.
-  if (a.hosts->count() > 0) hosts = devmesh::plan::make_hosts(c.view, parse_index(a.ranks_per_host, "--ranks-per-host"));
+  if (a.hosts->count() > 0 && !c.topology)  // with a topology, its levels say where the hosts are
+    hosts = devmesh::plan::make_hosts(c.view, parse_index(a.ranks_per_host, "--ranks-per-host"));
   const std::optional<devmesh::plan::Member> member = find_member(a, c);
   std::optional<NeighborQuery> query;
   std::vector<index_t> neighbor_xs;
@@ -410,13 +505,14 @@ Output render(const Args& a, const Chain& c) {
     if (a.color->count() > 0) options.color_dim = c.view.dim_index(a.color_by);
     options.member = member;
     options.hosts = hosts;
+    options.topology = c.topology ? &*c.topology : nullptr;
     options.ops = c.ops.empty() ? "" : c.ops.substr(1);
     if (c.shrunk) options.notes = devmesh::plan::shrink_notes(*c.shrunk);
     if (c.repaired) options.notes = devmesh::plan::repair_notes(*c.repaired);
     o.svg = devmesh::plan::to_svg(c.view, options);
   }
   if (a.json) {
-    nlohmann::ordered_json j = devmesh::plan::to_json(c.view, member, hosts);
+    nlohmann::ordered_json j = devmesh::plan::to_json(c.view, member, hosts, c.topology ? &*c.topology : nullptr);
     if (c.shrunk) j["shrink"] = devmesh::plan::shrink_json(*c.shrunk);
     if (c.repaired) j["repair"] = devmesh::plan::repair_json(*c.repaired);
     if (query) j["neighbors"] = neighbors_json(c.view, *query, neighbor_xs);
@@ -425,7 +521,7 @@ Output render(const Args& a, const Chain& c) {
     std::ostringstream text;
     if (c.shrunk) devmesh::plan::shrink_text(text, *c.shrunk);
     if (c.repaired) devmesh::plan::repair_text(text, *c.repaired);
-    devmesh::plan::print_text(text, c.view, member, hosts);
+    devmesh::plan::print_text(text, c.view, member, hosts, c.topology ? &*c.topology : nullptr);
     if (query) neighbors_text(text, c.view, *query, neighbor_xs);
     o.out = text.str();
   }
@@ -443,6 +539,7 @@ int run_plan(int argc, char** argv, std::ostream& to_stdout, std::ostream& to_st
   add_view_options(app, a);
   add_fault_options(app, a);
   add_output_options(app, a);
+  add_placement_options(app, a);
   app.footer(help_footer());
   try {
     app.parse(argc, argv);

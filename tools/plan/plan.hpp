@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "devmesh/topology.hpp"
 #include "devmesh/view.hpp"
 
 namespace devmesh::plan {
@@ -58,20 +59,92 @@ Placement placement(const View& view, std::size_t dim, const Hosts& hosts, index
 // span up to 2 hosts", or "cross-host" when not counted.
 std::string describe(const Placement& p);
 
+// --- placement over levels (place.cpp) --------------------------------------
+
+// The most parent ranks a topology may have: place() and the level strings
+// are O(ranks).
+inline constexpr index_t max_placed_ranks = index_t{1} << 20;
+
+// The levels of the parent's ranks and where the model's place() put the
+// mesh: --topology FILE, or --ranks-per-host K with --hosts-per-domain H,
+// --domains-per-switch D (blocks of consecutive ranks, hosts, domains),
+// and --place "dim=level,...".
+struct Topology {
+  Levels levels;
+  // names[l][i]: instance i of level l as the topology names it ("n17";
+  // blocks: "0", "1", ...).
+  std::vector<std::vector<std::string>> names;
+  std::string source;  // "--topology FILE", "--ranks-per-host 4 --hosts-per-domain 2"
+  Pairs placement;     // --place, in its order; empty: no dim bound
+  Placed placed;       // set by place_root
+};
+
+// A topology file (see place.cpp). Errors (invalid_argument, naming the
+// file and the line): an unreadable or empty file, an item that is not
+// level=name, a level given twice on a line, a first level other than
+// host, a line naming other levels than the first; more than
+// max_placed_ranks lines; make_levels' own.
+Topology read_topology(const std::string& file);
+// block_levels(world, K, H, D), the instances named by their numbers.
+// Errors: block_levels'; world above max_placed_ranks -> invalid_argument.
+Topology block_topology(index_t world, index_t ranks_per_host, index_t hosts_per_domain, index_t domains_per_switch);
+// The shape's sizes and the names as View::create checks them (a 0 stands
+// for any size), so that those errors read the same with a placement.
+void check_root(const RootSpec& spec);
+// The root spec of the mesh placed over t: place(t.levels, ...) into
+// t.placed (its errors as the library gives them), then ranks = the placed
+// parent ranks, world = the topology's ranks, shape filled.
+RootSpec place_root(RootSpec spec, Topology& t);
+
+// Ranks in each instance of each level, increasing (members[l][i]); the
+// instances of level l - 1 in each instance of level l, by lowest parent
+// rank (inner[l][i], empty for l = 0).
+struct LevelTree {
+  std::vector<std::vector<std::vector<index_t>>> members, inner;
+};
+LevelTree level_tree(const Levels& levels);
+
+// instance_of_root(view, t, l)[x]: the instance of level l holding the
+// parent rank of the view's root index x (a rank outside the topology
+// gets an instance of its own).
+std::vector<index_t> instance_of_root(const View& view, const Topology& t, std::size_t level);
+// The levels, innermost first, within one instance of which every group of
+// `dim` lies (groups_within for each level).
+std::vector<std::string> within(const View& view, std::size_t dim, const Topology& t);
+// "within host, domain", "within no level".
+std::string within_text(const std::vector<std::string>& levels);
+// The placement's lines of the text picture: the levels, the request, each
+// root index's parent rank, the leftovers, and the instances (outermost
+// first, each with its ranks and those of them in the mesh).
+void print_levels(std::ostream& os, const View& view, const Topology& t);
+// Adds "levels", "placement", "parent_ranks" (root index -> parent rank)
+// and "leftovers" to a JSON document.
+void add_levels_json(nlohmann::ordered_json& out, const View& view, const Topology& t);
+// The rank's instance of each level, innermost first, by name.
+std::vector<std::string> instances_of(const Topology& t, index_t rank);
+// Why parent rank `rank` is no member (a leftover of the placement), or "".
+std::string leftover_text(const Topology& t, index_t rank);
+
 // The readable picture: the root's rank grid and, per dim of `view`, its
 // layout and groups; with a member, that member's coordinate and groups;
 // with hosts, the hosts in the grid and each dim's placement.
+// With a topology, the placement's lines (print_levels) under the first
+// line, and each dim's levels (within_text); with a member, its instances.
 void print_text(std::ostream& os, const View& view, const std::optional<Member>& member,
-                const std::optional<Hosts>& hosts);
+                const std::optional<Hosts>& hosts, const Topology* topology = nullptr);
 
 // {"world", "dims": [{"name", "size", "layout", "groups"}]}, or with a member
 // {"rank", "coordinate", "dims": [{"name", "size", "local_rank", "group"}]}.
 // With hosts: "ranks_per_host" and "hosts" after "world" ("host" after
 // "rank"), and per dim "placement" and "hosts_spanned" (the most hosts one
 // group spans; with a member, that member's group).
+// With a topology: "levels", "placement", "parent_ranks", "leftovers" after
+// "world" and per dim "within" (the levels each of its groups stays
+// within); with a member, "levels" and "instances" (its instance of each,
+// by name) after "rank".
 // Throws Error(invalid_argument) when the groups would be too many to list.
 nlohmann::ordered_json to_json(const View& view, const std::optional<Member>& member,
-                               const std::optional<Hosts>& hosts);
+                               const std::optional<Hosts>& hosts, const Topology* topology = nullptr);
 
 // What the SVG picture shows besides the view.
 struct SvgOptions {
@@ -80,6 +153,9 @@ struct SvgOptions {
   std::optional<std::size_t> color_dim;
   std::optional<Member> member;   // outlined
   std::optional<Hosts> hosts;     // boxed
+  // The placement (--place, --topology): each dim drawn over the level
+  // instances instead of the grid (render_levels.cpp).
+  const Topology* topology = nullptr;
   std::string ops;                // the op chain, for the title ("" = the root view)
   // Lines under the title, each a <text class="note" data-note=KIND>
   // (--shrink: "failed", "spares", "kept"; --repair: see repair_notes).
@@ -88,6 +164,10 @@ struct SvgOptions {
   };
   std::vector<Note> notes;
 };
+
+// The SVG's lines on the placement: kinds "placement" (the request, the
+// levels and where they come from) and "leftovers".
+std::vector<SvgOptions::Note> placement_notes(const Topology& t);
 
 // A standalone SVG document of the root grid (see render_svg.cpp).
 // Throws Error(invalid_argument) above max_drawn_ranks ranks.

@@ -14,7 +14,8 @@ void add_placement(json& dim, const Placement& p) {
 
 }  // namespace
 
-json to_json(const View& view, const std::optional<Member>& member, const std::optional<Hosts>& hosts) {
+json to_json(const View& view, const std::optional<Member>& member, const std::optional<Hosts>& hosts,
+             const Topology* topology) {
   json dims = json::array();
   if (member) {
     for (std::size_t d = 0; d < view.ndim(); ++d) {
@@ -25,6 +26,10 @@ json to_json(const View& view, const std::optional<Member>& member, const std::o
       if (hosts) add_placement(dims.back(), placement(view, d, *hosts, member->index));
     }
     json out = {{"rank", member->rank}};
+    if (topology) {
+      out["levels"] = topology->levels.names;
+      out["instances"] = instances_of(*topology, member->rank);
+    }
     if (hosts) {
       out["ranks_per_host"] = hosts->ranks_per_host;
       out["host"] = hosts->host(member->rank);
@@ -43,8 +48,10 @@ json to_json(const View& view, const std::optional<Member>& member, const std::o
                     {"layout", to_string(view.dims()[d].layout)},
                     {"groups", view.all_groups(d)}});
     if (hosts) add_placement(dims.back(), placement(view, d, *hosts));
+    if (topology) dims.back()["within"] = within(view, d, *topology);
   }
   json out = {{"world", view.world()}};
+  if (topology) add_levels_json(out, view, *topology);
   if (hosts) {
     out["ranks_per_host"] = hosts->ranks_per_host;
     out["hosts"] = hosts->count;

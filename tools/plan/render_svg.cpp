@@ -1,14 +1,17 @@
 // devmesh-plan's SVG picture, written by hand: no library, every coordinate
 // an integer number of pixels.
 //
-// Top to bottom: a title (the root's shape, ranks and hosts; the view and
-// the op chain that made it), the notes (after --shrink: the failed, spare
-// and kept ranks), one line per dim of the view (its layout and, with
-// hosts, its placement), two lines on the layout notation, then the
-// panels: one per dim of the view (small multiples of one grid, each
-// coloured by that dim's groups, with their legend), or only the dim
-// --color-by names. Each panel is a <g class="panel" data-dim=D> translated
-// into place; coordinates inside it are the panel's own.
+// Top to bottom: a title (the root's shape, ranks and hosts or levels; the
+// view and the op chain that made it), the notes (with a placement: the
+// request and the leftovers; after --shrink: the failed, spare and kept
+// ranks), one line per dim of the view (its layout and, with hosts, its
+// placement, with levels, those it stays within: data-within), two lines on
+// the layout notation, then the panels: one per dim of the view (small
+// multiples of one grid, each coloured by that dim's groups, with their
+// legend; with a placement, the level instances instead of the grid:
+// render_levels.cpp), or only the dim --color-by names. Each panel is a
+// <g class="panel" data-dim=D> translated into place; coordinates inside it
+// are the panel's own.
 //
 // The grid is the text picture's: the root's last dim across (wrapped every
 // max_columns cells), its leading dims down. Each rank is a
@@ -28,24 +31,10 @@
 #include <string_view>
 #include <vector>
 
-#include "plan.hpp"
+#include "svg.hpp"
 
 namespace devmesh::plan {
-namespace {
-
-// Tableau 10: ten colours told apart by most readers, colour-blind included.
-constexpr const char* palette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
-                                   "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
-constexpr index_t palette_size = sizeof(palette) / sizeof(palette[0]);
-
-constexpr index_t margin = 24;
-constexpr index_t gap = 4;            // between cells
-constexpr index_t pad = 8;            // inside a host box, around its cells
-constexpr index_t host_label = 18;    // the host box's caption above its cells
-constexpr index_t host_space = 14;    // between host boxes
-constexpr index_t max_columns = 32;   // longer rows wrap
-constexpr index_t max_legend = 32;    // groups listed in the legend
-constexpr index_t max_listed = 12;    // ranks listed per legend line
+namespace svg {
 
 // Black or white, whichever contrasts more with the fill (WCAG luminance).
 const char* ink(std::string_view fill) {
@@ -107,7 +96,7 @@ std::string xml(std::string_view s) {
 
 // A generous width estimate for text in DejaVu Sans / Helvetica: about 0.56
 // em per character (0.62 bold), counting UTF-8 characters, not bytes.
-index_t text_width(std::string_view s, index_t size, bool bold = false) {
+index_t text_width(std::string_view s, index_t size, bool bold) {
   index_t chars = 0;
   for (const char c : s) chars += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
   return chars * size * (bold ? 62 : 56) / 100 + 2;
@@ -125,6 +114,36 @@ std::string join(const std::vector<index_t>& values, std::size_t limit) {
   return out;
 }
 
+void Canvas::fit(index_t right, index_t bottom) {
+  width = std::max(width, right);
+  height = std::max(height, bottom);
+}
+
+void Canvas::text(index_t x, index_t y, std::string_view content, index_t size, std::string_view attrs,
+                  std::string_view anchor) {
+  body += "<text x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(y) + "\" font-size=\"" +
+          std::to_string(size) + "\"";
+  if (anchor != "start") body += " text-anchor=\"" + std::string(anchor) + "\"";
+  if (!attrs.empty()) body += " " + std::string(attrs);
+  body += ">" + xml(content) + "</text>\n";
+  const index_t w = text_width(content, size, attrs.find("bold") != std::string_view::npos);
+  fit(anchor == "start" ? x + w : anchor == "middle" ? x + w / 2 : x, y + size / 3);
+}
+
+void Canvas::rect(index_t x, index_t y, index_t w, index_t h, std::string_view attrs) {
+  body += "<rect x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(y) + "\" width=\"" + std::to_string(w) +
+          "\" height=\"" + std::to_string(h) + "\" " + std::string(attrs) + "/>\n";
+  fit(x + w, y + h);
+}
+
+}  // namespace svg
+
+namespace {
+
+using namespace svg;
+
+constexpr index_t max_columns = 32;  // longer rows wrap
+
 std::string shape_line(const std::vector<std::string>& names, const std::vector<index_t>& sizes) {
   std::string out;
   for (std::size_t i = 0; i < names.size(); ++i)
@@ -136,34 +155,6 @@ std::string range_text(index_t first, index_t last) {
   return first == last ? "rank " + std::to_string(first)
                        : "ranks " + std::to_string(first) + "-" + std::to_string(last);
 }
-
-// The document being written, with its running size.
-struct Canvas {
-  std::string body;
-  index_t width = 0;
-  index_t height = 0;
-
-  void fit(index_t right, index_t bottom) {
-    width = std::max(width, right);
-    height = std::max(height, bottom);
-  }
-  // Left-aligned (or anchored) text; `content` is raw and escaped here.
-  void text(index_t x, index_t y, std::string_view content, index_t size, std::string_view attrs = "",
-            std::string_view anchor = "start") {
-    body += "<text x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(y) + "\" font-size=\"" +
-            std::to_string(size) + "\"";
-    if (anchor != "start") body += " text-anchor=\"" + std::string(anchor) + "\"";
-    if (!attrs.empty()) body += " " + std::string(attrs);
-    body += ">" + xml(content) + "</text>\n";
-    const index_t w = text_width(content, size, attrs.find("bold") != std::string_view::npos);
-    fit(anchor == "start" ? x + w : anchor == "middle" ? x + w / 2 : x, y + size / 3);
-  }
-  void rect(index_t x, index_t y, index_t w, index_t h, std::string_view attrs) {
-    body += "<rect x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(y) + "\" width=\"" +
-            std::to_string(w) + "\" height=\"" + std::to_string(h) + "\" " + std::string(attrs) + "/>\n";
-    fit(x + w, y + h);
-  }
-};
 
 // Where each rank sits: its cell's top-left corner.
 struct Cell {
@@ -420,58 +411,44 @@ Canvas panel(const View& view, std::size_t cd, const SvgOptions& options) {
   return svg;
 }
 
-}  // namespace
-
-std::string to_svg(const View& view, const SvgOptions& options) {
-  const index_t w = view.root_size();
-  if (w > max_drawn_ranks)
-    throw Error(Status::invalid_argument, "the mesh has " + std::to_string(w) + " ranks, too many to draw (at most " +
-                                              std::to_string(max_drawn_ranks) +
-                                              "); use the text or --json output, or --rank R");
-  const std::vector<std::string>& root_names = view.root_names();
-  const std::vector<index_t>& root_shape = view.root_shape();
+// The root, its ranks and hosts or levels.
+std::string title_of(const View& view, const SvgOptions& options) {
   const std::optional<Hosts>& hosts = options.hosts;
-  // The dims drawn: the one --color-by names, else every dim of the view,
-  // one panel each (small multiples of the same grid).
-  std::vector<std::size_t> drawn;
-  if (options.color_dim)
-    drawn.push_back(*options.color_dim);
-  else
-    for (std::size_t d = 0; d < view.ndim(); ++d) drawn.push_back(d);
-
-  Canvas svg;
-  index_t y = margin;
-
-  // Title: the root, then the view and how it was made.
-  std::string title = shape_line(root_names, root_shape) + "  \xC2\xB7  " + std::to_string(w) + " ranks";
+  std::string title =
+      shape_line(view.root_names(), view.root_shape()) + "  \xC2\xB7  " + std::to_string(view.root_size()) + " ranks";
   if (hosts)
     title += "  \xC2\xB7  " + std::to_string(hosts->count) + (hosts->count == 1 ? " host of " : " hosts of ") +
              std::to_string(hosts->ranks_per_host) + (hosts->ranks_per_host == 1 ? " rank" : " ranks");
-  y += 18;
-  svg.text(margin, y, title, 18, "font-weight=\"bold\" class=\"title\"");
-  std::string subtitle = "view " + shape_line(view.names(), view.shape()) + "  \xC2\xB7  " +
-                         (options.ops.empty() ? "the root view" : options.ops);
-  if (options.member) subtitle += "  \xC2\xB7  rank " + std::to_string(options.member->rank) + " outlined";
-  y += 24;
-  svg.text(margin, y, subtitle, 13, "fill=\"#333333\" class=\"subtitle\"");
-  for (const SvgOptions::Note& note : options.notes) {
-    y += 20;
-    svg.text(margin, y, note.text, 13, "class=\"note\" data-note=\"" + xml(note.kind) + "\"");
+  if (const Topology* t = options.topology) {
+    title += "  \xC2\xB7  levels";
+    for (std::size_t l = 0; l < t->levels.names.size(); ++l)
+      title += std::string(l ? ", " : " ") + t->levels.names[l] + " (" + std::to_string(t->levels.sizes(l).size()) +
+               ")";
   }
+  return title;
+}
 
-  // One line per dim: layout, placement; a dim drawn alone (--color-by) bold.
-  y += 8;
-  const bool alone = options.color_dim.has_value();
+// One line per dim from y on: layout, placement on the hosts or levels;
+// the dim drawn alone (--color-by) bold. Then the notation. Returns the
+// last line's y.
+index_t dim_lines(Canvas& svg, const View& view, const SvgOptions& options, index_t y) {
   for (std::size_t d = 0; d < view.ndim(); ++d) {
     const Dim& dim = view.dims()[d];
     std::string line = dim.name + " = " + to_string(dim.layout) + " (size " + std::to_string(dim.size()) + ")";
     std::string placement_attr;
-    if (hosts) {
-      const Placement p = placement(view, d, *hosts);
+    if (options.hosts) {
+      const Placement p = placement(view, d, *options.hosts);
       placement_attr = std::string(" data-placement=\"") + (p.intra_host ? "intra-host" : "cross-host") + "\"";
       line += "  \xC2\xB7  " + describe(p);
     }
-    const bool bold = alone && d == drawn[0];
+    if (options.topology) {
+      const std::vector<std::string> in = within(view, d, *options.topology);
+      std::string levels;
+      for (const std::string& l : in) levels += (levels.empty() ? "" : " ") + l;
+      placement_attr += " data-within=\"" + xml(levels) + "\"";
+      line += "  \xC2\xB7  " + within_text(in);
+    }
+    const bool bold = options.color_dim == d;
     if (bold) line += "  \xC2\xB7  colours";
     y += 20;
     svg.text(margin, y, line, 13,
@@ -487,13 +464,55 @@ std::string to_svg(const View& view, const SvgOptions& options) {
     y += 18;
     svg.text(margin, y, note, 12, "fill=\"#333333\" class=\"notation\"");
   }
-  y += 28;
+  return y;
+}
+
+void check_drawable(const View& view, const SvgOptions& options) {
+  for (const auto& [what, n] : {std::pair{"mesh", view.root_size()},
+                                {"topology", options.topology ? options.topology->levels.ranks() : 0}})
+    if (n > max_drawn_ranks)
+      throw Error(Status::invalid_argument, std::string("the ") + what + " has " + std::to_string(n) +
+                                                " ranks, too many to draw (at most " + std::to_string(max_drawn_ranks) +
+                                                "); use the text or --json output, or --rank R");
+}
+
+}  // namespace
+
+std::string to_svg(const View& view, const SvgOptions& options) {
+  check_drawable(view, options);
+  // The dims drawn: the one --color-by names, else every dim of the view,
+  // one panel each (small multiples of the same grid).
+  std::vector<std::size_t> drawn;
+  if (options.color_dim)
+    drawn.push_back(*options.color_dim);
+  else
+    for (std::size_t d = 0; d < view.ndim(); ++d) drawn.push_back(d);
+
+  Canvas svg;
+  index_t y = margin;
+  // Title: the root, then the view and how it was made, then the notes.
+  const std::string title = title_of(view, options);
+  y += 18;
+  svg.text(margin, y, title, 18, "font-weight=\"bold\" class=\"title\"");
+  std::string subtitle = "view " + shape_line(view.names(), view.shape()) + "  \xC2\xB7  " +
+                         (options.ops.empty() ? "the root view" : options.ops);
+  if (options.member) subtitle += "  \xC2\xB7  rank " + std::to_string(options.member->rank) + " outlined";
+  y += 24;
+  svg.text(margin, y, subtitle, 13, "fill=\"#333333\" class=\"subtitle\"");
+  std::vector<SvgOptions::Note> notes;
+  if (options.topology) notes = placement_notes(*options.topology);
+  notes.insert(notes.end(), options.notes.begin(), options.notes.end());
+  for (const SvgOptions::Note& note : notes) {
+    y += 20;
+    svg.text(margin, y, note.text, 13, "class=\"note\" data-note=\"" + xml(note.kind) + "\"");
+  }
+  y = dim_lines(svg, view, options, y + 8) + 28;
 
   // The panels, left to right, wrapping past max_width.
   constexpr index_t max_width = 1600, panel_space = 40;
   index_t px = margin, py = y, row_height = 0;
   for (const std::size_t d : drawn) {
-    const Canvas p = panel(view, d, options);
+    const Canvas p = options.topology ? levels_panel(view, d, options) : panel(view, d, options);
     if (px > margin && px + p.width > max_width) {
       px = margin;
       py += row_height + panel_space;

@@ -13,7 +13,9 @@
 // ("host 1: ranks 4-7"), each grid row ends with its host ("host 1") or,
 // where some row spans hosts, every cell shows its host ("5@h1"), and each
 // dim's line says whether its groups stay on one host ("intra-host") or not
-// ("cross-host, each group spans 2 hosts").
+// ("cross-host, each group spans 2 hosts"). With a topology (--topology,
+// --place) the placement's lines follow the first line (print_levels) and
+// each dim's line says which levels its groups stay within.
 
 #include <algorithm>
 #include <string>
@@ -137,12 +139,19 @@ std::string list_text(const std::vector<index_t>& xs) {
 }
 
 void print_text(std::ostream& os, const View& view, const std::optional<Member>& member,
-                const std::optional<Hosts>& hosts) {
+                const std::optional<Hosts>& hosts, const Topology* topology) {
   const std::string view_line = "view: " + shape_line(view.names(), view.shape());
   if (member) {
     os << "rank " << member->rank << " (root index " << member->index;
     if (hosts) os << ", host " << hosts->host(member->rank);
-    os << ") in " << view_line << '\n' << "coordinate " << list(view.coordinate(member->index)) << '\n';
+    os << ") in " << view_line << '\n';
+    if (topology) {
+      const std::vector<std::string> at = instances_of(*topology, member->rank);
+      os << "on";
+      for (std::size_t l = 0; l < at.size(); ++l) os << (l ? ", " : " ") << topology->levels.names[l] << ' ' << at[l];
+      os << '\n';
+    }
+    os << "coordinate " << list(view.coordinate(member->index)) << '\n';
     for (std::size_t d = 0; d < view.ndim(); ++d) {
       os << view.dims()[d].name << " = " << to_string(view.dims()[d].layout) << "  local rank "
          << view.local_rank(d, member->index) << "  group " << list(view.group(d, member->index));
@@ -160,6 +169,7 @@ void print_text(std::ostream& os, const View& view, const std::optional<Member>&
   os << "root mesh " << shape_line(view.root_names(), view.root_shape()) << " (" << w << " ranks, world "
      << view.world() << ")\n";
   if (hosts) print_hosts(os, view, *hosts);
+  if (topology) print_levels(os, view, *topology);
   if (w <= max_drawn_ranks) {
     print_grid(os, view, hosts);
   } else {
@@ -170,6 +180,7 @@ void print_text(std::ostream& os, const View& view, const std::optional<Member>&
     const Dim& dim = view.dims()[d];
     os << dim.name << " = " << to_string(dim.layout);
     if (hosts) os << "  " << describe(placement(view, d, *hosts));
+    if (topology) os << "  " << within_text(within(view, d, *topology));
     os << '\n';
     if (w > max_drawn_ranks) {
       os << "  " << w / dim.size() << " groups of " << dim.size() << " ranks (use --rank R to see one)\n";
