@@ -376,7 +376,8 @@ case_fault_hosts() {
 # The batch scripts of examples/slurm/ on a Slurm cluster of two real hosts
 # (tests/multihost/bed.sh): slurmctld on host0, one slurmd per host, each
 # in its host's network namespace with its own hostname, NodeAddr on the
-# bed's addresses; munged on this machine, its socket reached through the
+# bed's addresses, each host under a leaf switch of its own (s1, s2; spine
+# s0: topology/tree); munged on this machine, its socket reached through the
 # file system (the hosts share it). The cases and checks are those of the
 # one-machine test (tests/slurm/cluster.sh); on top, srun must place tasks
 # on both hostnames and the jobs' data must cross the link. No
@@ -411,6 +412,9 @@ case_slurm() {
   slurm_write_conf "$dir" host0 "$BED_NET.1" 6817 \
     "NodeName=host0 NodeHostname=host0 NodeAddr=$BED_NET.1 Port=6818 CPUs=8 State=UNKNOWN" \
     "NodeName=host1 NodeHostname=host1 NodeAddr=$BED_NET.2 Port=6818 CPUs=8 State=UNKNOWN"
+  # One leaf switch per host under the spine s0: slurmd gives each task its
+  # SLURM_TOPOLOGY_ADDR (s0.s1.host0 on host0, s0.s2.host1 on host1).
+  slurm_write_topology "$dir" s1=host0 s2=host1
   bed_on host0 slurmctld -f "$SLURM_CONF" -c -i
   # slurmd (Slurm 22.05) will not start without a cgroup file system it
   # recognises, and `ip netns exec` gives the host a /sys of its own with

@@ -14,6 +14,11 @@
 #   slurm_write_conf DIR CTLD_HOST CTLD_ADDR CTLD_PORT NODE_LINE...
 #                             DIR/slurm.conf, everything in DIR; exports
 #                             SLURM_CONF
+#   slurm_write_topology DIR LEAF=NODE[,NODE...]...
+#                             DIR/topology.conf: a tree of those leaf
+#                             switches under one spine s0, and
+#                             TopologyPlugin=topology/tree in DIR/slurm.conf
+#                             (after slurm_write_conf, before the daemons)
 #   slurm_wait_idle N         until sinfo shows N idle nodes (30 s)
 #   slurm_stop DIR [RC]       cancel the jobs, stop the daemons by the PIDs
 #                             in their pid files; with RC != 0 print their logs
@@ -21,7 +26,9 @@
 #                             passes it on): programs, launcher, yield shim
 #   slurm_run_cases SRC DIR   submit examples/slurm/*.sbatch as the case table
 #                             says, check each job; sets slurm_failures,
-#                             slurm_ncases and slurm_finalize_hangs
+#                             slurm_ncases and slurm_finalize_hangs. Scripts
+#                             named in DEVMESH_SLURM_SKIP ("SCRIPT:REASON",
+#                             separated by ';') are skipped with REASON
 #
 # Slurm's client programs run as "${SLURM_CLIENT[@]}" PROGRAM ARGS: empty
 # on this machine, a prefix that runs them on a host of the bed there.
@@ -139,6 +146,22 @@ CONF
   export SLURM_CONF="$dir/slurm.conf"
 }
 
+# slurm_write_topology DIR LEAF=NODES...: the network as Slurm's
+# topology/tree plugin sees it (Slurm 22.05 has no topology/block), read from
+# topology.conf beside slurm.conf. slurmd then exports every task's place in
+# it: SLURM_TOPOLOGY_ADDR=s0.s1.host0, SLURM_TOPOLOGY_ADDR_PATTERN=
+# switch.switch.node (the spine first, the node last).
+slurm_write_topology() {
+  local dir=$1 leaf leaves=()
+  shift
+  for leaf in "$@"; do
+    echo "SwitchName=${leaf%%=*} Nodes=${leaf#*=}"
+    leaves+=("${leaf%%=*}")
+  done >"$dir/topology.conf"
+  (IFS=,; echo "SwitchName=s0 Switches=${leaves[*]}") >>"$dir/topology.conf"
+  echo "TopologyPlugin=topology/tree" >>"$dir/slurm.conf"
+}
+
 slurm_wait_idle() {
   local want="idle $1" deadline=$(( $(date +%s) + 30 ))
   until [ "$(slurm_cli sinfo -h -o '%T %D' 2>/dev/null)" = "$want" ]; do
@@ -188,11 +211,13 @@ slurm_job_env() {
   unset MPIR_CVAR_NOLOCAL DEVMESH_HOST_ID
 }
 
-# Cases: script | extra sbatch options | regexes its output must match
-# (separated by ';;'), besides "all groups verified" and exit status 0.
-# Scripts not listed run once as they are.
+# Cases: script | extra sbatch options [-- the script's arguments] |
+# regexes its output must match (separated by ';;'), besides "all groups
+# verified" and exit status 0. Scripts not listed run once as they are.
 slurm_one='8 ranks on 1 host\(s\) x 8 rank\(s\) per host \(host identity from MPI_COMM_TYPE_SHARED\)'
 slurm_two='8 ranks on 2 host\(s\) x 4 rank\(s\) per host \(host identity from MPI_COMM_TYPE_SHARED\)'
+# What slurmd exported to the first two tasks (topology/tree).
+slurm_addr='task 0 [^ ]+ s0\.s1\.[^ ]+ switch\.switch\.node;;task 1 [^ ]+ s0\.s2\.[^ ]+ switch\.switch\.node'
 slurm_cases=(
   "hosts_srun.sbatch||$slurm_one;;1 node\(s\) x 8 task\(s\) per node: matches host discovery;;intra-host dims: replicate, shard, tp;;^mesh \(replicate, shard, tp\):"
   "hosts_srun.sbatch|--nodes=2 --ntasks-per-node=4|$slurm_two;;2 node\(s\) x 4 task\(s\) per node: matches host discovery;;local +size 4 +groups \[0,1,2,3\] \[4,5,6,7\];;intra-host dims: shard, tp;;^mesh \(replicate, shard, tp\):"
@@ -200,9 +225,13 @@ slurm_cases=(
   "hosts_mpiexec.sbatch|--nodes=2 --ntasks-per-node=4|$slurm_two;;2 node\(s\) x 4 task\(s\) per node: matches host discovery;;local +size 4 +groups \[0,1,2,3\] \[4,5,6,7\];;intra-host dims: shard, tp;;^mesh \(replicate, shard, tp\):"
   "hosts_cyclic.sbatch||$slurm_two;;2 node\(s\) x 4 task\(s\) per node: matches host discovery;;local +size 4 +groups \[0,2,4,6\] \[1,3,5,7\];;tp +intra-host +across hosts;;intra-host dims: shard, tp"
   "hosts_cyclic.sbatch|--nodes=1 --ntasks-per-node=8|\(host identity from DEVMESH_HOST_ID\);;local +size 4 +groups \[0,2,4,6\] \[1,3,5,7\];;tp +intra-host +across hosts;;intra-host dims: shard, tp"
+  # 2 nodes x 4 round-robin, one leaf switch per node (slurm_write_topology).
+  "placement.sbatch||$slurm_addr;;levels host, switch, switch2; placement tp=host;;parent ranks \[0,2,4,6,1,3,5,7\], leftovers \[\]: as devmesh-plan;;tp groups \[0,2,4,6\] \[1,3,5,7\] \(each within one host\)"
+  "placement.sbatch|-- 2,4 dp,tp dp=switch|$slurm_addr;;parent ranks \[0,2,1,3,4,6,5,7\], leftovers \[\]: as devmesh-plan;;dp groups \[0,4\] \[1,5\] \[2,6\] \[3,7\] \(each within one switch\);;tp groups \[0,2,1,3\] \[4,6,5,7\]$"
 )
 
-# slurm_run_job LABEL SCRIPT OPTS DIR: submits, waits (120 s), checks state
+# slurm_run_job LABEL SCRIPT OPTS DIR: submits (OPTS: sbatch options, then
+# optionally "--" and the script's arguments), waits (120 s), checks state
 # and exit code; sets slurm_job, slurm_out (its output file, empty when
 # sbatch refused it) and slurm_hangs, returns 1 on failure.
 #
@@ -213,13 +242,15 @@ slurm_cases=(
 # is killed and counted in slurm_hangs, and the job may then end with a
 # non-zero status; every other check stays.
 slurm_run_job() {
-  local label=$1 script=$2 opts=$3 dir=$4 job info state code
+  local label=$1 script=$2 opts=$3 dir=$4 args="" job info state code
+  opts=" $opts "
+  case $opts in *" -- "*) args=${opts#*" -- "}; opts=${opts%%" -- "*} ;; esac
   slurm_job=""
   slurm_out=""
   slurm_hangs=0
-  # shellcheck disable=SC2086  # opts is a list of options
+  # shellcheck disable=SC2086  # opts and args are lists of words
   if ! job=$(slurm_cli sbatch --parsable --output="$dir/out/job-%j.out" --chdir="$dir/out" $opts \
-             "$script" 2>&1); then
+             "$script" $args 2>&1); then
     echo "FAIL: $label: sbatch refused it: $job" >&2
     return 1
   fi
@@ -278,10 +309,18 @@ slurm_run_cases() {
   done
   slurm_failures=0
   slurm_finalize_hangs=0
-  slurm_ncases=${#cases[@]}
-  local opts want label ok job out rest p patterns
+  slurm_ncases=0
+  local opts want label ok job out rest p patterns skip why
   for c in "${cases[@]}"; do
     IFS='|' read -r name opts want <<<"$c"
+    why=""
+    IFS=';' read -ra skip <<<"${DEVMESH_SLURM_SKIP:-}"
+    for p in "${skip[@]}"; do [ "${p%%:*}" = "$name" ] && why=${p#*:}; done
+    if [ -n "$why" ]; then
+      slurm_log "$name${opts:+ $opts}: skipped ($why)"
+      continue
+    fi
+    slurm_ncases=$((slurm_ncases + 1))
     label="$name${opts:+ $opts}"
     if [ ! -f "$src/examples/slurm/$name" ]; then
       echo "FAIL: $name: no such script" >&2

@@ -4,7 +4,8 @@
 #
 # The cluster runs on this machine: munged (as the munge user, own key and
 # socket), slurmctld and two slurmd daemons, nodes n1 and n2 of 8 CPUs each,
-# all in a scratch folder on free ports. Two slurmd on one machine are two
+# all in a scratch folder on free ports, each node under a leaf switch of its
+# own (s1, s2; spine s0: topology/tree). Two slurmd on one machine are two
 # nodes to Slurm and to MPICH (PMI-2 reports the node of every rank), so
 # multi-node and round-robin placement are tested; the same cases on two
 # hosts of their own are tests/multihost/run-bed.sh slurm. Daemons are stopped
@@ -29,6 +30,7 @@ host=$(hostname -s)
 slurm_write_conf "$scratch" "$host" 127.0.0.1 "$ctld_port" \
   "NodeName=n1 NodeHostname=$host NodeAddr=127.0.0.1 Port=$port1 CPUs=8 State=UNKNOWN" \
   "NodeName=n2 NodeHostname=$host NodeAddr=127.0.0.1 Port=$port2 CPUs=8 State=UNKNOWN"
+slurm_write_topology "$scratch" s1=n1 s2=n2
 slurmctld -f "$SLURM_CONF" -c -i
 for n in n1 n2; do slurmd -f "$SLURM_CONF" -N "$n"; done
 slurm_wait_idle 2
