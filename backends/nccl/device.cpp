@@ -44,7 +44,7 @@ NvlinkDomain nvlink_domain_of(int query_rc, int state, int registration_rc, cons
     zero = zero && uuid[i] == 0;
   }
   if (zero) return {"", "the GPU's fabric reports no cluster (an all-zero cluster UUID)"};
-  return {id + ":" + std::to_string(clique), ""};
+  return {id + "." + std::to_string(clique), ""};
 }
 
 }  // namespace devmesh::detail

@@ -66,7 +66,7 @@ BOOST_AUTO_TEST_CASE(nvlink_domain_is_a_pure_function) {
   BOOST_TEST(nvlink_domain_of(nvml_success, fabric_completed, 999, uuid, 1).id.empty());
   // Complete: the UUID's 16 bytes as hex, then the clique.
   BOOST_TEST(nvlink_domain_of(nvml_success, fabric_completed, 0, uuid, 3).id ==
-             "00112233445566778899aabbccddeeff:3");
+             "00112233445566778899aabbccddeeff.3");
   // One UUID, two cliques: two domains.
   BOOST_TEST(nvlink_domain_of(nvml_success, fabric_completed, 0, uuid, 4).id !=
              nvlink_domain_of(nvml_success, fabric_completed, 0, uuid, 3).id);
