@@ -57,8 +57,11 @@ std::string BackendInstance::levels(int host_local_rank) const {
   std::vector<char> buf(first_size, '\0');
   std::size_t written = 0;
   int rc = t.topology(instance_, host_local_rank, buf.data(), buf.size(), &written);
-  if (rc == DEVMESH_ERR_INVALID_ARGUMENT && written >= buf.size() && written < most) {
+  if (rc == DEVMESH_ERR_INVALID_ARGUMENT && written >= buf.size()) {
     // Too small: once more with the size the plugin asked for.
+    if (written >= most)
+      malformed(t, "a need of " + std::to_string(written) + " bytes, more than the " + std::to_string(most) +
+                       " the core reads");
     buf.assign(written + 1, '\0');
     written = 0;
     rc = t.topology(instance_, host_local_rank, buf.data(), buf.size(), &written);
