@@ -356,6 +356,7 @@ DEVMESH_BACKEND_EXPORT_V4 = {
     gloo_ialltoall,
     gloo_ibarrier,
     gloo_batch,
+    nullptr,  // topology: Gloo sees no level outside the host
 };
 
 DEVMESH_BACKEND_EXPORT_V3 = {

@@ -311,6 +311,7 @@ constexpr devmesh_backend_v4_t table = {
     ialltoall,
     ibarrier,
     batch,
+    nullptr,  // topology: MPI sees no level outside the host
 };
 
 }  // namespace

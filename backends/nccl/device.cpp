@@ -28,7 +28,7 @@ NvlinkDomain nvlink_domain_of(int query_rc, int state, int registration_rc, cons
   if (query_rc == nvml_not_supported || (query_rc == nvml_success && state == fabric_not_supported))
     return {"", "the GPU has no NVLink fabric (NVML: not supported)"};
   if (query_rc != nvml_success)
-    throw Error(Status::backend, "nvmlDeviceGetGpuFabricInfo failed (NVML error " + std::to_string(query_rc) + ")");
+    throw Error(Status::backend, "NVML's GPU fabric query failed (NVML error " + std::to_string(query_rc) + ")");
   if (state == fabric_not_started || state == fabric_in_progress)
     return {"", std::string("the GPU's NVLink fabric registration is ") +
                     (state == fabric_not_started ? "not started" : "in progress")};
@@ -44,7 +44,7 @@ NvlinkDomain nvlink_domain_of(int query_rc, int state, int registration_rc, cons
     zero = zero && uuid[i] == 0;
   }
   if (zero) return {"", "the GPU's fabric reports no cluster (an all-zero cluster UUID)"};
-  return {id + ":" + std::to_string(clique), ""};
+  return {id + "." + std::to_string(clique), ""};
 }
 
 }  // namespace devmesh::detail

@@ -118,6 +118,15 @@ class Instance {
     DEVMESH_CUDA(cudaSetDevice(device_));
   }
 
+  // The device prepare() picks for a group with this host-local rank (the
+  // one it picked, once it has), or -1 where no GPU is visible. Makes
+  // nothing current.
+  int device_for(int host_local_rank) const {
+    if (device_ >= 0) return device_;
+    if (visible_ < 1) return -1;
+    return detail::select_device(options_.device, caller_device(), host_local_rank, visible_);
+  }
+
   // The collective step (after the core cross-checked every member's
   // prepare); the core cross-checks its outcome too, so a member whose
   // creation failed fails every member's call.
@@ -276,6 +285,31 @@ int open(int n, const char* const keys[], const char* const values[], void** ins
 
 void close(void* instance) { delete static_cast<Instance*>(instance); }
 
+// The NVLink domain of the instance's device for this host-local rank, as
+// "domain=<cluster UUID>.<clique id>" (backend_plugin.h); none without a
+// GPU, NVML or a fabric.
+int topology(void* instance, int host_local_rank, char* buf, std::size_t size, std::size_t* written) {
+  *written = 0;
+  return plugin::guarded([&] {
+    const int device = static_cast<const Instance*>(instance)->device_for(host_local_rank);
+    const detail::NvlinkDomain domain =
+        device < 0 ? detail::NvlinkDomain{"", "no CUDA device is visible"} : detail::nvlink_domain(device);
+    if (host && host->log_level >= DEVMESH_LOG_INFO)
+      host->log("nccl", DEVMESH_LOG_INFO,
+                ("NVLink domain of device " + std::to_string(device) + ": " +
+                 (domain.id.empty() ? "none (" + domain.why + ")" : domain.id))
+                    .c_str());
+    const std::string text = domain.id.empty() ? "" : "domain=" + domain.id;
+    if (text.size() >= size) {
+      *written = text.size();
+      fail(Status::invalid_argument,
+           "the levels take " + std::to_string(text.size() + 1) + " bytes, the buffer has " + std::to_string(size));
+    }
+    std::memcpy(buf, text.c_str(), text.size() + 1);
+    *written = text.size();
+  });
+}
+
 // What comm_prepare made: the instance (its device chosen) and the group.
 struct Prepared {
   Instance* instance;
@@ -368,11 +402,11 @@ constexpr unsigned long long v3_caps = DEVMESH_BACKEND_CAP_HOST_LOCAL_RANK | DEV
                                        DEVMESH_BACKEND_CAP_NONBLOCKING | DEVMESH_BACKEND_CAP_DEADLINE |
                                        (DEVMESH_NCCL_HAS_REVOKE ? DEVMESH_BACKEND_CAP_REVOKE_ANY_THREAD : 0);
 // Every member of version 4.
-constexpr unsigned long long v4_caps = v3_caps | DEVMESH_BACKEND_CAP_ALLTOALLV | DEVMESH_BACKEND_CAP_ALLGATHERV |
-                                       DEVMESH_BACKEND_CAP_REDUCE_SCATTERV | DEVMESH_BACKEND_CAP_GATHER |
-                                       DEVMESH_BACKEND_CAP_GATHERV | DEVMESH_BACKEND_CAP_SCATTER |
-                                       DEVMESH_BACKEND_CAP_SCATTERV | DEVMESH_BACKEND_CAP_REDUCE |
-                                       DEVMESH_BACKEND_CAP_NONBLOCKING_COLLECTIVES | DEVMESH_BACKEND_CAP_BATCH;
+constexpr unsigned long long v4_caps =
+    v3_caps | DEVMESH_BACKEND_CAP_ALLTOALLV | DEVMESH_BACKEND_CAP_ALLGATHERV | DEVMESH_BACKEND_CAP_REDUCE_SCATTERV |
+    DEVMESH_BACKEND_CAP_GATHER | DEVMESH_BACKEND_CAP_GATHERV | DEVMESH_BACKEND_CAP_SCATTER |
+    DEVMESH_BACKEND_CAP_SCATTERV | DEVMESH_BACKEND_CAP_REDUCE | DEVMESH_BACKEND_CAP_NONBLOCKING_COLLECTIVES |
+    DEVMESH_BACKEND_CAP_BATCH | DEVMESH_BACKEND_CAP_TOPOLOGY;
 
 }  // namespace
 }  // namespace devmesh::backends
@@ -396,5 +430,6 @@ DEVMESH_BACKEND_EXPORT_V4 = {
     devmesh::backends::ialltoall,
     devmesh::backends::ibarrier,
     devmesh::backends::batch,
+    devmesh::backends::topology,
 };
 DEVMESH_BACKEND_EXPORT_V3 = devmesh::backends::v3_table(DEVMESH_BACKEND_ABI_VERSION_3, devmesh::backends::v3_caps);

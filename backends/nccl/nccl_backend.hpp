@@ -21,7 +21,7 @@ int select_device(int requested, int caller_device, int host_local_rank, int vis
 namespace devmesh::detail {
 
 // A GPU's NVLink domain from NVML's GPU fabric info: the pair (cluster
-// UUID, clique id) names it, as "<32 hex digits of the UUID>:<clique id>"
+// UUID, clique id) names it, as "<32 hex digits of the UUID>.<clique id>"
 // (clique ids repeat across domains). `id` is empty when the GPU is in
 // none, and `why` then says why not.
 struct NvlinkDomain {
@@ -40,6 +40,13 @@ inline constexpr int fabric_not_supported = 0, fabric_not_started = 1, fabric_in
 // query_rc other than success or not-supported -> backend.
 NvlinkDomain nvlink_domain_of(int query_rc, int state, int registration_rc, const unsigned char uuid[16],
                               unsigned clique);
+
+// The NVLink domain of CUDA device `device`, from NVML (libnvidia-ml.so.1,
+// loaded for the query, never linked; fabric.cpp). NVML absent or without
+// the fabric query, or a driver it cannot reach: none, with the reason.
+// Errors: a device CUDA does not know -> invalid_argument; NVML failing
+// (nvmlInit_v2, the handle of the device's PCI bus id, the query) -> backend.
+NvlinkDomain nvlink_domain(int device);
 
 }  // namespace devmesh::detail
 

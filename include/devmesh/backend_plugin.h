@@ -443,12 +443,13 @@ typedef struct devmesh_backend_v3_s {
  * Version 4 widens the data path: variable-size collectives (counts and
  * displacements per member, as MPI's v-collectives), rooted collectives,
  * non-blocking forms of every collective, and a batch of sends and
- * receives started together. v3.v2.v1.abi_version =
+ * receives started together; it also asks a backend for the topology it
+ * sees (an NVLink domain), to place a mesh. v3.v2.v1.abi_version =
  * DEVMESH_BACKEND_ABI_VERSION_4; every member added here may be NULL and
  * is stated by a capability bit (below), present if and only if stated.
  *
- * One non-blocking mechanism: every member added here ends with
- * `void **request`. NULL asks for the blocking operation (host backends
+ * One non-blocking mechanism: every member added here but topology ends
+ * with `void **request`. NULL asks for the blocking operation (host backends
  * return when it is done, stream backends when it is enqueued). Otherwise
  * the member starts the operation and writes *request only on success (it
  * may write NULL when the operation is complete already); the request is
@@ -506,7 +507,7 @@ typedef struct devmesh_backend_v3_s {
 #define DEVMESH_BACKEND_CAP_NONBLOCKING_COLLECTIVES (1ull << 15)
 /* batch. Needs DEVMESH_BACKEND_CAP_NONBLOCKING. */
 #define DEVMESH_BACKEND_CAP_BATCH (1ull << 16)
-/* topology: the levels the backend sees around the process's device. */
+/* topology. Needs nothing else. */
 #define DEVMESH_BACKEND_CAP_TOPOLOGY (1ull << 17)
 
 /* One operation of batch(). */
@@ -564,6 +565,28 @@ typedef struct devmesh_backend_v4_s {
    * or enqueued). Not collective: between the ranks named. Operations with
    * one peer match in order, as isend/irecv's. n >= 1. */
   int (*batch)(void *comm, const devmesh_backend_p2p_t ops[], size_t n, void *stream, void **request);
+  /* The levels of the machine outside the host that the backend sees
+   * around the device the calling process uses on this instance: the
+   * device comm_prepare picks for a group whose host_local_rank is
+   * host_local_rank (>= 0, the process's rank among the mesh's processes
+   * on its host), by the instance's options as comm_prepare does. Written
+   * to buf (size bytes) as "level=name" pairs separated by ';', innermost
+   * first, NUL-terminated, e.g. an NVLink domain:
+   * "domain=<cluster UUID as 32 hex digits>.<clique id>"; *written = its
+   * length without the NUL. No level is "host" (the core's own) or comes
+   * twice, and no level or name is empty or holds ';', '=' or white space
+   * (the core refuses such text: DEVMESH_ERR_BACKEND). A backend that sees
+   * none (no fabric; the library that would tell is absent or does not
+   * support it) writes "" and *written = 0: that is not a failure. buf
+   * too small for the text and its NUL: DEVMESH_ERR_INVALID_ARGUMENT with
+   * *written = the length needed (without the NUL, so >= size) and buf
+   * untouched; the core then asks again, once, with a larger one. Other
+   * failures: a status as every member's (a device option that does not
+   * fit: DEVMESH_ERR_INVALID_ARGUMENT; the library underneath failing:
+   * DEVMESH_ERR_BACKEND) with *written = 0. Not collective, no
+   * communication; the core calls it after open(), before the instance
+   * has any communicator (to place a mesh), and may call it again. */
+  int (*topology)(void *instance, int host_local_rank, char *buf, size_t size, size_t *written);
 } devmesh_backend_v4_t;
 
 #if defined(__GNUC__) || defined(__clang__)

@@ -83,6 +83,8 @@ struct PluginTable {
   decltype(devmesh_backend_v4_t::ialltoall) ialltoall = nullptr;
   decltype(devmesh_backend_v4_t::ibarrier) ibarrier = nullptr;
   decltype(devmesh_backend_v4_t::batch) batch = nullptr;
+  // Not an operation: the levels around the process's device (no request).
+  decltype(devmesh_backend_v4_t::topology) topology = nullptr;
 };
 
 // --- the version adapters (plugin_versions.cpp) ----------------------------

@@ -69,7 +69,9 @@ constexpr auto v4_rows() {
       V4Row<decltype(devmesh_backend_v4_t::ibarrier)>{"ibarrier", DEVMESH_BACKEND_CAP_NONBLOCKING_COLLECTIVES,
                                                       &devmesh_backend_v4_t::ibarrier, &PluginTable::ibarrier},
       V4Row<decltype(devmesh_backend_v4_t::batch)>{"batch", DEVMESH_BACKEND_CAP_BATCH, &devmesh_backend_v4_t::batch,
-                                                   &PluginTable::batch});
+                                                   &PluginTable::batch},
+      V4Row<decltype(devmesh_backend_v4_t::topology)>{"topology", DEVMESH_BACKEND_CAP_TOPOLOGY,
+                                                      &devmesh_backend_v4_t::topology, &PluginTable::topology});
 }
 
 // Calls f(row) for each of version 4's members.

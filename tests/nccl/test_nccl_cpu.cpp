@@ -66,7 +66,7 @@ BOOST_AUTO_TEST_CASE(nvlink_domain_is_a_pure_function) {
   BOOST_TEST(nvlink_domain_of(nvml_success, fabric_completed, 999, uuid, 1).id.empty());
   // Complete: the UUID's 16 bytes as hex, then the clique.
   BOOST_TEST(nvlink_domain_of(nvml_success, fabric_completed, 0, uuid, 3).id ==
-             "00112233445566778899aabbccddeeff:3");
+             "00112233445566778899aabbccddeeff.3");
   // One UUID, two cliques: two domains.
   BOOST_TEST(nvlink_domain_of(nvml_success, fabric_completed, 0, uuid, 4).id !=
              nvlink_domain_of(nvml_success, fabric_completed, 0, uuid, 3).id);
@@ -201,12 +201,13 @@ std::vector<V4Member> v4_members(const devmesh_backend_v4_t& t) {
           {"ibroadcast", nbc, t.ibroadcast != nullptr},
           {"ialltoall", nbc, t.ialltoall != nullptr},
           {"ibarrier", nbc, t.ibarrier != nullptr},
-          {"batch", DEVMESH_BACKEND_CAP_BATCH, t.batch != nullptr}};
+          {"batch", DEVMESH_BACKEND_CAP_BATCH, t.batch != nullptr},
+          {"topology", DEVMESH_BACKEND_CAP_TOPOLOGY, t.topology != nullptr}};
 }
 
 }  // namespace
 
-// Version 4: every member there, the ten capability bits stated (and the
+// Version 4: every member there, the eleven capability bits stated (and the
 // requests' test and wait with them); the version 3 table beside it is
 // the same plugin, without version 4's bits.
 BOOST_AUTO_TEST_CASE(nccl_plugin_states_every_version_4_member) {
@@ -217,7 +218,7 @@ BOOST_AUTO_TEST_CASE(nccl_plugin_states_every_version_4_member) {
     BOOST_TEST((caps & m.bit) != 0u, m.name << "'s capability bit is not stated");
   }
   unsigned long long bits = 0;
-  for (int b = 7; b <= 16; ++b) bits |= 1ull << b;
+  for (int b = 7; b <= 17; ++b) bits |= 1ull << b;
   BOOST_TEST((caps & bits) == bits);
   BOOST_TEST((caps & DEVMESH_BACKEND_CAP_NONBLOCKING) != 0u);
   BOOST_TEST((caps & DEVMESH_BACKEND_CAP_STREAMS) != 0u);

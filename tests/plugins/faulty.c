@@ -9,6 +9,7 @@
  *   FAULTY_V4_CAPS=B   ...stating the bits B instead
  *   FAULTY_V4_STARTED  ...with the six non-blocking collectives too (stubs)
  *   FAULTY_V4_BATCH    ...with batch too (a stub)
+ *   FAULTY_V4_TOPOLOGY ...with topology too (a stub)
  *   FAULTY_NO_P2P    without isend, irecv, test, wait and
  *                    DEVMESH_BACKEND_CAP_NONBLOCKING
  *   FAULTY_ABI=N     the abi_version its table claims (default: its symbol's)
@@ -295,6 +296,9 @@ DEVMESH_BACKEND_EXPORT_V4 = {
 #endif
 #ifdef FAULTY_V4_BATCH
     .batch = NEVER(batch),
+#endif
+#ifdef FAULTY_V4_TOPOLOGY
+    .topology = NEVER(topology),
 #endif
 };
 #elif defined(FAULTY_V3)

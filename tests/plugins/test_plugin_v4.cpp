@@ -5,12 +5,15 @@
 // devmesh_register_backend; its alltoallv gives MPI_Alltoallv's result; a
 // table whose capability bits do not state its members exactly is refused;
 // and what a plugin lacks is UNSUPPORTED, naming the operation (and the ABI
-// version where that version has no such member).
+// version where that version has no such member). The test plugin
+// "topology" (topology.c), whose answers come from the environment, keeps
+// its promises.
 #define BOOST_TEST_MODULE plugin_v4
 #include <dlfcn.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <deque>
 #include <functional>
 #include <numeric>
@@ -209,6 +212,8 @@ BOOST_AUTO_TEST_CASE(capability_set_checked_at_load) {
       {"membernocap4", "its table has alltoallv but does not state its capability bit"},
       {"startednop2p4", "DEVMESH_BACKEND_CAP_NONBLOCKING_COLLECTIVES (iallreduce"},
       {"batchnop2p4", "DEVMESH_BACKEND_CAP_BATCH (batch) without DEVMESH_BACKEND_CAP_NONBLOCKING"},
+      {"topologynocap4", "its table has topology but does not state its capability bit"},
+      {"capnotopology4", "it states the capability bit of topology but its table has no topology"},
   };
   for (const auto& [plugin, needle] : broken) {
     BOOST_TEST_CONTEXT(plugin) {
@@ -237,6 +242,7 @@ int ibroadcast(void*, void*, std::size_t, int, int, void*, void**) { return DEVM
 int ibarrier(void*, void*, void**) { return DEVMESH_ERR_INTERNAL; }
 int batch(void*, const devmesh_backend_p2p_t*, std::size_t, void*, void**) { return DEVMESH_ERR_INTERNAL; }
 int reduce(void*, const void*, void*, std::size_t, int, int, int, void*, void**) { return DEVMESH_ERR_INTERNAL; }
+int topology(void*, int, char*, std::size_t, std::size_t*) { return DEVMESH_ERR_INTERNAL; }
 
 void started(devmesh_backend_v4_t& t) {
   t.iallreduce = iallreduce;
@@ -292,7 +298,18 @@ BOOST_AUTO_TEST_CASE(capability_set_checked_at_registration) {
          t.v3.capabilities |= DEVMESH_BACKEND_CAP_BATCH;
        },
        "DEVMESH_BACKEND_CAP_BATCH (batch) without DEVMESH_BACKEND_CAP_NONBLOCKING"},
+      {"topology-without-bit", [](devmesh_backend_v4_t& t) { t.topology = stub::topology; },
+       "its table has topology but does not state its capability bit"},
+      {"topology-bit-without-topology",
+       [](devmesh_backend_v4_t& t) { t.v3.capabilities |= DEVMESH_BACKEND_CAP_TOPOLOGY; },
+       "it states the capability bit of topology but its table has no topology"},
       // Consistent sets are accepted.
+      {"topology-stated",
+       [](devmesh_backend_v4_t& t) {
+         t.topology = stub::topology;
+         t.v3.capabilities |= DEVMESH_BACKEND_CAP_TOPOLOGY;
+       },
+       ""},
       {"started-stated",
        [](devmesh_backend_v4_t& t) {
          stub::started(t);
@@ -322,6 +339,123 @@ BOOST_AUTO_TEST_CASE(capability_set_checked_at_registration) {
       }
     }
   }
+}
+
+// --- the test plugin "topology" (topology.c) -------------------------------
+
+namespace topo {
+
+// The plugin's version 4 table, as exported.
+const devmesh_backend_v4_t& table() {
+  static const devmesh_backend_v4_t* t = [] {
+    const std::string path = std::string(TEST_PLUGIN_DIR) + "/libdevmesh-backend-topology.so";
+    void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    BOOST_TEST_REQUIRE(h != nullptr, dlerror());
+    const auto* found = static_cast<const devmesh_backend_v4_t*>(dlsym(h, DEVMESH_BACKEND_SYMBOL_V4));
+    BOOST_TEST_REQUIRE(found != nullptr);
+    return found;
+  }();
+  return *t;
+}
+
+struct Answer {
+  int rc;
+  std::size_t written;
+  std::string text;  // the buffer up to its first NUL, or all of it
+  bool guard_kept;   // the byte past `size` untouched
+};
+
+// topology() with a buffer of `size` bytes filled with 'x' (one more as a guard).
+Answer ask(int host_local_rank, std::size_t size) {
+  std::vector<char> buf(size + 1, 'x');
+  std::size_t written = 12345;
+  const int rc = table().topology(nullptr, host_local_rank, buf.data(), size, &written);
+  const auto end = std::find(buf.begin(), buf.end() - 1, '\0');
+  return {rc, written, std::string(buf.begin(), end), buf[size] == 'x'};
+}
+
+// Sets (or, for nullptr, unsets) the two variables for one scope.
+struct Environment {
+  Environment(const char* domain, const char* levels) {
+    set("DEVMESH_TEST_PLUGIN_DOMAIN", domain);
+    set("DEVMESH_TEST_PLUGIN_LEVELS", levels);
+  }
+  ~Environment() {
+    set("DEVMESH_TEST_PLUGIN_DOMAIN", nullptr);
+    set("DEVMESH_TEST_PLUGIN_LEVELS", nullptr);
+  }
+  Environment(const Environment&) = delete;
+  Environment& operator=(const Environment&) = delete;
+  static void set(const char* name, const char* value) {
+    if (value)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
+  }
+};
+
+// The plugin's last_error().
+std::string error() { return table().v3.v2.v1.last_error(); }
+
+}  // namespace topo
+
+// The plugin the placement's tests use: stated and present; its answers,
+// against what its comment promises (computed here from the rank); the
+// buffer-size rule of the interface; and the core loads it.
+BOOST_AUTO_TEST_CASE(topology_plugin_answers_from_the_environment) {
+  const devmesh_backend_v4_t& t = topo::table();
+  BOOST_TEST((t.v3.capabilities & DEVMESH_BACKEND_CAP_TOPOLOGY) != 0u);
+  BOOST_TEST_REQUIRE(t.topology != nullptr);
+  const int rank = world_rank();
+  auto expect_text = [](const topo::Answer& a, const std::string& want) {
+    BOOST_TEST(a.rc == DEVMESH_SUCCESS, topo::error());
+    BOOST_TEST(a.text == want);
+    BOOST_TEST(a.written == want.size());
+    BOOST_TEST(a.guard_kept);
+  };
+  {
+    const topo::Environment e(nullptr, nullptr);
+    expect_text(topo::ask(0, 64), "");
+  }
+  {
+    const topo::Environment e("", "");
+    expect_text(topo::ask(0, 64), "");
+  }
+  {
+    const topo::Environment e("nvl0", nullptr);
+    expect_text(topo::ask(0, 64), "domain=nvl0");
+    expect_text(topo::ask(0, 12), "domain=nvl0");  // just fits with its NUL
+    const topo::Answer small = topo::ask(0, 11);
+    BOOST_TEST(small.rc == DEVMESH_ERR_INVALID_ARGUMENT);
+    BOOST_TEST(small.written == 11u);
+    BOOST_TEST(small.text == std::string(11, 'x'));  // untouched
+    BOOST_TEST(topo::error().find("the levels take 12 bytes, the buffer has 11") != std::string::npos,
+               topo::error());
+  }
+  {
+    const topo::Environment e("a,bb,,d%l", nullptr);
+    const std::string items[] = {"a", "bb", "", "d7"};
+    const std::string& item = items[rank % 4];
+    expect_text(topo::ask(7, 64), item.empty() ? "" : "domain=" + item);
+  }
+  {
+    const topo::Environment e("ignored", "domain=x%l;switch=s1");
+    expect_text(topo::ask(3, 64), "domain=x3;switch=s1");
+  }
+  {
+    const topo::Environment e(nullptr, "!8");
+    const topo::Answer a = topo::ask(0, 64);
+    BOOST_TEST(a.rc == DEVMESH_ERR_BACKEND);
+    BOOST_TEST(a.written == 0u);
+    BOOST_TEST(topo::error() ==
+               "topology failed on rank " + std::to_string(rank) + ", as the environment asks");
+  }
+  BOOST_TEST(topo::ask(-1, 64).rc == DEVMESH_ERR_INVALID_ARGUMENT);
+  // The core accepts it, and it serves a mesh as the example does.
+  const topo::Environment e("nvl0", nullptr);
+  Mesh m = world_on("topology");
+  BOOST_TEST(m.communicator("all").backend() == "topology");
+  check_alltoallv(m, "all", 6, false);
 }
 
 // An operation the plugin's table lacks: UNSUPPORTED on every rank before
