@@ -131,11 +131,9 @@ class Solver {
       if (!due && rem_[d] > 1) free.push_back(d);
     }
     if (u_[t] % forced != 0) return false;
-    // Dims bound to the nearest level first, then the unbound innermost first.
-    std::stable_sort(free.begin(), free.end(), [&](std::size_t a, std::size_t b) {
-      const auto key = [&](std::size_t d) { return bound_[d] < 0 ? 1 << 30 : bound_[d]; };
-      return key(a) != key(b) ? key(a) < key(b) : a > b;
-    });
+    // The innermost dims first, as host-major order has them: a dim bound
+    // to an outer level takes an inner tier only where the search needs it.
+    std::reverse(free.begin(), free.end());
     const Ids before = rem_;
     for (std::size_t d = 0; d < shape_.size(); ++d)
       if (t == levels_ || bound_[d] == static_cast<int>(t)) {

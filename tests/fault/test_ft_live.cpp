@@ -15,6 +15,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstring>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -103,6 +104,41 @@ BOOST_AUTO_TEST_CASE(works_as_any_mesh) {
   double want = 0;
   for (int r : m.group("replicate")) want += r;
   BOOST_TEST(y == want);
+}
+
+// With a placement, the ranks it leaves over are the spares (their number
+// must match): hosts round robin over 4 (host = rank % 4, two ranks each at
+// 8 ranks), shape (3, 2) with shard within a host takes 3 hosts, and host 3
+// (ranks 3 and 7) stands by. A repair without a death keeps every index and
+// the spares; released, they leave standby with the null mesh.
+BOOST_AUTO_TEST_CASE(placement_leftovers_are_the_spares) {
+  const int w = world_size(), r = world_rank();
+  if (w != 8) return;
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  setenv("DEVMESH_HOST_ID", ("h" + std::to_string(r % 4)).c_str(), 1);
+  devmesh::MeshOptions o;
+  o.fault_tolerance = true;
+  o.placement = {{"shard", "host"}};
+  o.spares = 1;  // two are left over
+  std::string message;
+  BOOST_TEST(status_of([&] { Mesh::create(MPI_COMM_WORLD, {3, 2}, {"replicate", "shard"}, o); }, &message) ==
+             Status::invalid_argument);
+  BOOST_TEST(message.find("leaves 2 ranks over, and spares is 1") != std::string::npos, message);
+  o.spares = 2;
+  const Mesh m = Mesh::create(MPI_COMM_WORLD, {3, 2}, {"replicate", "shard"}, o);
+  unsetenv("DEVMESH_HOST_ID");
+  const bool spare = r % 4 == 3;
+  BOOST_TEST(m.is_member() == !spare);
+  if (spare) {
+    BOOST_TEST(!Mesh::standby(MPI_COMM_WORLD).is_member());  // released below
+    return;
+  }
+  const std::vector<int> shard = members(m.comm("shard"));
+  BOOST_TEST(shard == (std::vector<int>{r % 4, r % 4 + 4}), boost::test_tools::per_element());
+  const Mesh again = m.repair();
+  BOOST_TEST(again.root_index() == m.root_index());
+  BOOST_TEST(members(again.comm("shard")) == shard, boost::test_tools::per_element());
+  again.release_spares();
 }
 
 BOOST_AUTO_TEST_CASE(shrink_without_failure_keeps_everyone) {
