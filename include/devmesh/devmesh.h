@@ -249,7 +249,8 @@ typedef struct devmesh_config_s {
   double deadline;
   /* Hot spares (devmesh::MeshOptions::spares, docs/SEMANTICS.md "Repair"),
    * with fault_tolerance: the parent's last `spares` ranks do not join the
-   * mesh (prod(shape) = parent size - spares, root index = parent rank);
+   * mesh (prod(shape) = parent size - spares, root index = parent rank),
+   * or with a placement the ranks it leaves over (exactly `spares`);
    * their devmesh_create_ex gives *mesh = NULL (and DEVMESH_SUCCESS), and
    * devmesh_standby(parent) keeps them until a repair takes them or the
    * members release them (devmesh_release_spares). Negative, with a rank

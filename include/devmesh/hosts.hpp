@@ -18,10 +18,11 @@
 //
 // Collectiveness (tests/docs/check_collectiveness.py checks it against the
 // per-function notes of devmesh.h):
-//   discover_hosts(parent), create_host_mesh(parent), create_host_aware(parent)
-//                         collective over the parent
+//   discover_hosts(parent), discover_levels(parent), create_host_mesh(parent),
+//   create_host_aware(parent)   collective over the parent
 //   record_hosts(mesh)    collective over all members of mesh's root
-//   host_info(mesh), dim_within_hosts(mesh, dim)   not collective
+//   host_info(mesh), dim_within_hosts(mesh, dim), dim_within(mesh, dim, level)
+//                         not collective
 #pragma once
 
 #include "devmesh/export.hpp"  // first: it stops a compile below C++20

@@ -194,10 +194,12 @@ struct MeshOptions {
   double deadline = 0;
   // Hot spares (docs/SEMANTICS.md "Repair"), with fault_tolerance: the
   // parent's last `spares` ranks do not join the mesh (prod(shape) = parent
-  // size - spares, root index = parent rank); their create() gives the
-  // null mesh, and Mesh::standby(parent) keeps them until a repair takes
-  // them or the members release them. Not with a rank list or host_aware,
-  // not without fault_tolerance, not the whole parent: invalid_argument.
+  // size - spares, root index = parent rank), or with a placement the
+  // ranks it leaves over (exactly `spares` of them); their create() gives
+  // the null mesh, and Mesh::standby(parent) keeps them until a repair
+  // takes them or the members release them. Not with a rank list or
+  // host_aware, not without fault_tolerance, not the whole parent:
+  // invalid_argument.
   int spares = 0;
   // Placement (docs/TOPOLOGY.md "Placement"): dims to keep within a level,
   // {dim, level}, e.g. {{"tp", "host"}, {"ep", "domain"}}. Levels: "host"
