@@ -37,7 +37,7 @@
   ! caller's procedure in messages.
   subroutine create_ex_common(proc, parent, shape, names, mesh, ierr, listed, ranks, backend, dim_backends, &
                               backend_options, dim_options, host_aware, comm_errors, fault_tolerance, deadline, &
-                              spares)
+                              spares, placement)
     character(len=*), intent(in) :: proc
     integer, intent(in) :: parent, shape(:)
     character(len=*), intent(in) :: names(:)
@@ -45,13 +45,13 @@
     integer, intent(out), optional :: ierr
     logical, intent(in) :: listed
     integer, intent(in) :: ranks(:)
-    character(len=*), intent(in), optional :: backend, dim_backends, backend_options, dim_options
+    character(len=*), intent(in), optional :: backend, dim_backends, backend_options, dim_options, placement
     logical, intent(in), optional :: host_aware, fault_tolerance
     integer, intent(in), optional :: comm_errors, spares
     double precision, intent(in), optional :: deadline
     integer(c_int), allocatable :: shp(:)
     integer(c_int), allocatable, target :: rk(:)
-    type(c_strings), target :: cs, cb, cdb, cbo, cdo
+    type(c_strings), target :: cs, cb, cdb, cbo, cdo, cpl
     type(c_config) :: cfg
     integer :: n
     call pad(shape, names, n, shp, cs)
@@ -68,37 +68,40 @@
     if (present(fault_tolerance)) cfg%fault_tolerance = merge(1_c_int, 0_c_int, fault_tolerance)
     if (present(deadline)) cfg%deadline = real(deadline, c_double)
     if (present(spares)) cfg%spares = int(spares, c_int)
+    if (present(placement)) call to_c_name(placement, cpl, cfg%placement)
     call finish(c_create_ex_f(int(parent, c_int), int(n, c_int), shp, cs%ptr, cfg, mesh%ptr), proc, ierr)
   end subroutine create_ex_common
 
   !> devmesh_create_ex(comm, shape, names, mesh [, ierr] [, backend=] [, dim_backends=]
   !> [, backend_options=] [, dim_options=] [, ranks=] [, host_aware=] [, comm_errors=]
-  !> [, fault_tolerance=] [, deadline=] [, spares=]):
+  !> [, fault_tolerance=] [, deadline=] [, spares=] [, placement=]):
   !> devmesh_create with the options of devmesh_config_t (devmesh.h); absent
   !> or blank: the default. ranks: as devmesh_create_from_ranks (gfortran
   !> passes a zero-size constant as absent: an empty list is refused only
   !> there); host_aware, fault_tolerance: logical; comm_errors:
   !> DEVMESH_COMM_ERRORS_*; deadline: seconds (double precision); spares:
   !> the parent's last ranks kept as hot spares (they get the null handle
-  !> and call devmesh_standby).
+  !> and call devmesh_standby); placement: dims kept within a level,
+  !> 'dim=level[,dim=level...]' (ranks the shape leaves over get the null
+  !> handle).
   subroutine create_ex_int(comm, shape, names, mesh, ierr, backend, dim_backends, backend_options, dim_options, &
-                           ranks, host_aware, comm_errors, fault_tolerance, deadline, spares)
+                           ranks, host_aware, comm_errors, fault_tolerance, deadline, spares, placement)
     integer, intent(in) :: comm, shape(:)
     character(len=*), intent(in) :: names(:)
     type(devmesh_t), intent(inout) :: mesh
     integer, intent(out), optional :: ierr
-    character(len=*), intent(in), optional :: backend, dim_backends, backend_options, dim_options
+    character(len=*), intent(in), optional :: backend, dim_backends, backend_options, dim_options, placement
     integer, intent(in), optional :: ranks(:), comm_errors, spares
     logical, intent(in), optional :: host_aware, fault_tolerance
     double precision, intent(in), optional :: deadline
     if (present(ranks)) then
       call create_ex_common('devmesh_create_ex', comm, shape, names, mesh, ierr, .true., ranks, backend, &
                             dim_backends, backend_options, dim_options, host_aware, comm_errors, fault_tolerance, &
-                            deadline, spares)
+                            deadline, spares, placement)
     else
       call create_ex_common('devmesh_create_ex', comm, shape, names, mesh, ierr, .false., [integer ::], &
                             backend, dim_backends, backend_options, dim_options, host_aware, comm_errors, &
-                            fault_tolerance, deadline, spares)
+                            fault_tolerance, deadline, spares, placement)
     end if
   end subroutine create_ex_int
 

@@ -201,7 +201,7 @@ WRAPPED = [
     "devmesh_destroy", "devmesh_root", "devmesh_slice", "devmesh_concatenate",
     "devmesh_ndim", "devmesh_size", "devmesh_shape", "devmesh_local_rank", "devmesh_coordinate",
     "devmesh_group_ranks", "devmesh_all_groups", "devmesh_root_size", "devmesh_parent_rank",
-    "devmesh_comm_count", "devmesh_dim_backend", "devmesh_dim_within_hosts",
+    "devmesh_comm_count", "devmesh_dim_backend", "devmesh_dim_within_hosts", "devmesh_dim_within",
     "devmesh_comm_f", "devmesh_cart_comm_f", "devmesh_all_groups_comm_f",
     "devmesh_allreduce", "devmesh_allgather", "devmesh_reduce_scatter", "devmesh_broadcast",
     "devmesh_alltoall", "devmesh_barrier", "devmesh_send", "devmesh_recv",
