@@ -8,7 +8,9 @@ creation_1rank.tsv, creation_shared.tsv and collectives_shared.tsv and, when the
 bookkeeping benchmark ran, bookkeeping.txt; gloo.tsv and gloo_conditions.txt
 when bench/run-gloo ran (a build with the Gloo plugin); alltoallv.tsv,
 gloo_alltoallv.tsv, overlap.tsv and vcoll_conditions.txt for the variable-size
-and started collectives (bench/report_vcoll.py). Plots are drawn by gnuplot
+and started collectives (bench/report_vcoll.py); placement.tsv and
+placement_conditions.txt for creation with a placement
+(bench/report_placement.py). Plots are drawn by gnuplot
 (pngcairo, else png). Standard library only.
 """
 import math
@@ -17,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 
+import report_placement
 import report_vcoll
 
 # --------------------------------------------------------------------------
@@ -744,6 +747,7 @@ def main():
     gloo, gcond = read_gloo(data)
     vcoll = report_vcoll.read(data, read_records, read_conditions)
     px = paired_index(data)
+    pl = report_placement.read(data, read_records, read_conditions)
     realtime = cond.get("priority", "").startswith("real-time")
     regime = "real-time priority (quiet machine)" if realtime else "normal priority"
     alt_regime = "normal priority"
@@ -798,6 +802,7 @@ def main():
     rows += gloo_target_rows(gloo)
     rows += report_vcoll.target_rows(vcoll, size_text)
     rows += paired_target_rows(px, cond)
+    rows += report_placement.target_rows(pl)
     r1 = {(r["op"], r["bytes"], r["method"]): r for r in coll if r["ranks"] == 1}
     d1, m1 = r1.get(("allreduce", 8, "devmesh")), r1.get(("allreduce", 8, "mpi"))
     if d1 and m1:
@@ -1051,6 +1056,9 @@ def main():
           "the methods: per added rank the hand-written splits grow %.1fx as fast as devmesh's default "
           "path (b = %.1f against %.1f µs per rank).\n"
           % (cond.get("nproc", "?"), slopes["hand_split"] / slopes["devmesh"], slopes["hand_split"], slopes["devmesh"]))
+
+    # --- creation with a placement
+    w(report_placement.section(pl, fmt_time, table))
 
     # --- collectives
     w("## Collective overhead\n")
