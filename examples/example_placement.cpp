@@ -9,7 +9,8 @@
 // place as devmesh-plan takes it ("host=n3 domain=nvl1 switch=s0"), set as
 // DEVMESH_HOST_ID and DEVMESH_TOPOLOGY before the mesh is made. On a
 // cluster leave it out: hosts, Slurm's topology and the NVLink domains are
-// found.
+// found. Without any argument it plays hosts of 2 ranks in NVLink domains
+// of 4 and places (dp, tp) with tp within a domain.
 //
 // --out FILE: the lowest member writes, once every check is done, {"world",
 // "levels", "parent_ranks", "leftovers", "dims": [{"name", "groups"}]}
@@ -121,6 +122,12 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world);
   std::string shape_arg = "0,0", names_arg = "dp,tp", place_arg, topology, out;
+  if (argc == 1) {  // the demonstration machine
+    setenv(devmesh::host_id_variable, ("h" + std::to_string(rank / 2)).c_str(), 1);
+    setenv(devmesh::topology_variable, ("domain=nvl" + std::to_string(rank / 4)).c_str(), 1);
+    shape_arg = "0," + std::to_string(world % 4 == 0 ? 4 : world % 2 == 0 ? 2 : 1);
+    place_arg = "tp=domain";
+  }
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string key = argv[i], value = argv[i + 1];
     if (key == "--shape") shape_arg = value;
@@ -173,6 +180,7 @@ int main(int argc, char** argv) {
   int failures = 0;
   std::string levels = "\"host\"";
   if (mesh) {
+    devmesh::record_hosts(mesh);  // recorded already where placed
     for (const devmesh::LevelInfo& l : devmesh::host_info(mesh).levels) levels += "," + quoted(l.name);
     // Every placed dim within its level, as the mesh reports it.
     for (const auto& [dim, level] : options.placement) failures += devmesh::dim_within(mesh, dim, level) ? 0 : 1;
@@ -184,8 +192,12 @@ int main(int argc, char** argv) {
     for (const std::string& dim : names) failures += example::verify_dim(mesh, dim, members);
     example::say(members, "%zu of %d ranks placed (%zu left over), levels %s\n", parent_ranks.size(), world,
                  leftovers.size(), levels.c_str());
-    for (const std::string& dim : names)
-      example::say(members, "  %-8s %s\n", dim.c_str(), devmesh::dim_within(mesh, dim, "host") ? "within hosts" : "");
+    for (const std::string& dim : names) {
+      std::string within = devmesh::dim_within(mesh, dim, "host") ? " host" : "";
+      for (const devmesh::LevelInfo& l : devmesh::host_info(mesh).levels)
+        if (devmesh::dim_within(mesh, dim, l.name)) within += " " + l.name;
+      example::say(members, "  %-8s within:%s\n", dim.c_str(), within.empty() ? " no level" : within.c_str());
+    }
     int all = 0;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, members);
     failures = all;

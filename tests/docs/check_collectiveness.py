@@ -54,6 +54,7 @@ CPP = {
     "standby": ["devmesh_standby"], "join": ["devmesh_join"],
     "discover_hosts": [], "create_host_mesh": ["devmesh_create_hosts"], "create_host_aware": [],
     "record_hosts": [], "host_info": [], "dim_within_hosts": ["devmesh_dim_within_hosts"],
+    "discover_levels": [], "dim_within": ["devmesh_dim_within"],
 }
 
 failures = []
