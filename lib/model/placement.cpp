@@ -267,7 +267,7 @@ Placed place(const Levels& levels, std::vector<index_t> shape, const std::vector
   for (const auto& [dim, level] : placement) {
     const auto it = std::find(names.begin(), names.end(), dim);
     if (it == names.end())
-      fail(Status::unknown_dim, "placement " + detail::quoted(dim) + "=" + level +
+      fail(Status::unknown_dim, "placement " + detail::quoted(dim + "=" + level) +
                                     " names no dim of the mesh (its dims: " + detail::join(names, ", ") + ")");
     const auto d = static_cast<std::size_t>(it - names.begin());
     if (bound[d] >= 0) fail(Status::invalid_argument, "placement gives dim " + detail::quoted(dim) + " twice");

@@ -125,8 +125,10 @@ void check_options(const MeshOptions& o) {
 }
 
 // A placement's own conditions, and the root's shape: zeros filled over
-// the parent, or fewer ranks than the parent (the leftovers' places are
-// known once the levels are).
+// the parent, or another number of ranks than the parent's (the places are
+// known once the levels are). What place() refuses (a dim or level that
+// does not exist, a mesh larger than the parent) it refuses after the
+// discovery, on every rank alike, in the words devmesh-plan prints.
 void check_placement(Creation& c) {
   const CreationRequest& r = c.request;
   if (r.kind != CreationKind::shape)
@@ -137,17 +139,12 @@ void check_placement(Creation& c) {
     throw Error(Status::invalid_argument,
                 "placement orders the parent's ranks itself; host_aware is its shorthand for the innermost dims "
                 "within hosts: give one or the other");
-  for (const auto& [dim, level] : r.options.placement) {
-    if (std::find(r.names.begin(), r.names.end(), dim) == r.names.end())
-      throw Error(Status::unknown_dim, "placement '" + dim + "=" + level + "' names no dim of the mesh");
-    if (level.empty()) throw Error(Status::invalid_argument, "placement of dim '" + dim + "' names no level");
-  }
   index_t w = 1;
-  for (const int s : r.shape) w *= s;
+  for (const int s : r.shape) w = s > 0 && w <= (index_t{1} << 40) ? w * s : 0;
   std::vector<index_t> ranks;
   if (w > 0 && w < c.world)  // places for now: the levels decide
     for (index_t x = 0; x < w; ++x) ranks.push_back(x);
-  c.view = View::create(RootSpec{widen(r.shape), r.names, c.world, std::move(ranks)});
+  c.view = View::create(RootSpec{widen(r.shape), r.names, std::max<index_t>(w, c.world), std::move(ranks)});
 }
 
 // Everything this rank can check before the cross-check.

@@ -255,7 +255,7 @@ def test_errors():
                  "--place", "tp=host")
     expect_error(ia, ["no level 'rack'", "host, domain"], *base, "--ranks-per-host", "2", "--hosts-per-domain", "2",
                  "--place", "tp=rack")
-    expect_error(ud, ["placement 'ep'=host names no dim", "dp, tp"], *base, "--ranks-per-host", "2", "--place",
+    expect_error(ud, ["placement 'ep=host' names no dim", "dp, tp"], *base, "--ranks-per-host", "2", "--place",
                  "ep=host")
     expect_error(ia, ["placement gives dim 'tp' twice"], *base, "--ranks-per-host", "4", "--place", "tp=host,tp=host")
     expect_error(ia, ["placement item 'tp'"], *base, "--ranks-per-host", "4", "--place", "tp")

@@ -260,7 +260,7 @@ BOOST_AUTO_TEST_CASE(worked_examples) {
 
 BOOST_AUTO_TEST_CASE(errors_name_dim_level_and_sizes) {
   const Levels lv = block_levels(8, 4, 0, 0);
-  expect_error([&] { place(lv, {2, 4}, {"dp", "tp"}, {{"pp", "host"}}); }, Status::unknown_dim, {"'pp'", "dp, tp"});
+  expect_error([&] { place(lv, {2, 4}, {"dp", "tp"}, {{"pp", "host"}}); }, Status::unknown_dim, {"'pp=host'", "dp, tp"});
   expect_error([&] { place(lv, {2, 4}, {"dp", "tp"}, {{"tp", "rack"}}); }, Status::invalid_argument, {"'rack'", "host"});
   expect_error([&] { place(lv, {2, 4}, {"dp", "tp"}, {{"tp", "host"}, {"tp", "host"}}); }, Status::invalid_argument,
                {"'tp' twice"});
