@@ -19,6 +19,7 @@
 // every check passed, 1 otherwise.
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -51,6 +52,7 @@ void simulate(const std::string& file, int rank) {
     const auto hash = line.find('#');
     if (line.substr(0, hash).find('=') != std::string::npos) ++r;
   }
+  std::replace(line.begin(), line.end(), '\t', ' ');  // pairs apart by blanks or tabs, as devmesh-plan reads them
   const devmesh::Pairs levels = devmesh::parse_pairs(line.substr(0, line.find('#')), ' ', "topology line");
   std::string outer;
   for (std::size_t i = 1; i < levels.size(); ++i) outer += (i > 1 ? ";" : "") + levels[i].first + "=" + levels[i].second;
@@ -173,6 +175,7 @@ int main(int argc, char** argv) {
   int failures = 0;
   std::string levels = "\"host\"";
   if (mesh) {
+    devmesh::record_hosts(mesh);  // without a placement (no --place) the mesh has no levels yet
     for (const devmesh::LevelInfo& l : devmesh::host_info(mesh).levels) levels += "," + quoted(l.name);
     // Every placed dim within its level, as the mesh reports it.
     for (const auto& [dim, level] : options.placement) failures += devmesh::dim_within(mesh, dim, level) ? 0 : 1;
