@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The placement checker on real MPI: the library's placed meshes against
-devmesh-plan's. Random topology files of 8-16 ranks (check_placement.py's
-generator: uneven hosts and domains, scattered and round-robin rank orders),
-random shapes and --place requests, each case run twice:
+devmesh-plan's and against check_placement.py's rules. Random topology
+files of 8-16 ranks (check_placement.py's generator: uneven hosts and
+domains, scattered and round-robin rank orders), random shapes and --place
+requests, each case run as
 
   MPIEXEC -n N EXAMPLE_PLACEMENT --topology FILE --shape S --names D [--place P] --out OUT.json
   DEVMESH_PLAN --topology FILE --shape S --names D [--place P] --json
@@ -10,24 +11,28 @@ random shapes and --place requests, each case run twice:
 (example_placement sets each rank's DEVMESH_HOST_ID and DEVMESH_TOPOLOGY from
 its line of FILE, makes the mesh with MeshOptions::placement and writes the
 groups of every dim's communicator). Half the cases can be placed, by
-check_placement.py's exhaustive reference; a quarter are refused because no
-tiling exists; the rest are bad requests (a dim or level that does not
-exist, a dim placed twice, more ranks than the world).
+check_placement.py's exhaustive reference (every fourth of them without
+--place); a quarter are refused because no tiling exists; the rest are bad
+requests (a dim or level that does not exist, a dim placed twice, more
+ranks than the world).
 
 * placed: the example exits 0 (its own checks: dim_within, collectives over
-  every dim); world, levels, parent_ranks and leftovers are the planner's;
-  every dim's groups are the planner's as a set of ordered lists; and the
-  library's answer passes check_placement.py's rule checks from the file
-  alone (row-major groups of the parent ranks, placed dims within their
-  level, members of one instance consecutive);
-* refused: the example exits 1 and writes every rank's message; all are the
-  same and equal to the planner's stderr line (after "devmesh-plan: "), the
-  status is the planner's JSON "error", and a refusal for want of a tiling
-  names the dim or says that the shape cannot be tiled, with the sizes.
+  every dim) and its answer passes check_placement.py's rule checks from the
+  file alone (row-major groups of the parent ranks, placed dims within
+  their level, members of one instance consecutive); world, levels,
+  parent_ranks and leftovers are the planner's, and every dim's groups are
+  the planner's as a set of ordered lists;
+* refused: the example exits 1 and writes every rank's message: all the
+  same, the status that of the kind of request (a refusal for want of a
+  tiling names the dim or says that the shape cannot be tiled, with the
+  sizes), and equal to the planner's stderr line (after "devmesh-plan: ")
+  and JSON "error".
 
-Every launch is bounded (a timeout, then its process group killed).
+With DEVMESH_PLAN "-" (a build without the planner) the library is judged
+by the reference and the rules alone. Every launch is bounded (a timeout,
+then its process group killed).
 
-usage: check_placement_mpi.py MPIEXEC EXAMPLE_PLACEMENT DEVMESH_PLAN [CASES [SEED]]   (default 32 cases)
+usage: check_placement_mpi.py MPIEXEC EXAMPLE_PLACEMENT DEVMESH_PLAN|- [CASES [SEED]]   (default 32 cases)
 """
 import json
 import math
@@ -115,42 +120,67 @@ def by_root_index(out):
     return dict(out, dims=dims)
 
 
-def compare_placed(what, mesh, plan, names, inst, shape, dims, bound):
-    check = rules.check
-    for key in ["world", "levels", "parent_ranks", "leftovers"]:
-        check(mesh.get(key) == plan.get(key), f"{what}: {key}: library {mesh.get(key)}, devmesh-plan {plan.get(key)}")
-    check([d["name"] for d in mesh["dims"]] == [d["name"] for d in plan["dims"]], f"{what}: dims {mesh['dims']}")
-    for dm, dp in zip(mesh["dims"], plan["dims"]):
-        check(sorted(dm["groups"]) == sorted(dp["groups"]),
-              f"{what}: {dm['name']} groups: library {dm['groups']}, devmesh-plan {dp['groups']}")
-    rules.check_placed(what + " (library)", by_root_index(mesh), names, inst, shape, dims, bound, within_field=False)
-    rules.check_placed(what + " (devmesh-plan)", plan, names, inst, shape, dims, bound)
+# The status of each kind of refusal.
+STATUS = {"refused": "shape_mismatch", "unknown_dim": "unknown_dim", "unknown_level": "invalid_argument",
+          "twice": "invalid_argument", "too_large": "shape_mismatch"}
 
 
-def compare_refused(what, rc, mesh, plan_rc, plan_err, plan_out, n, tiling):
+def judge_library(what, kind, rc, so, se, mesh, n, request):
+    """The library's answer alone: placed by the rules, or refused with one
+    message on every rank and the status of its kind. Returns the message."""
     check = rules.check
-    lines = plan_err.splitlines()
-    if not check(plan_rc == 2 and len(lines) == 1 and lines[0].startswith("devmesh-plan: "),
-                 f"{what}: devmesh-plan exit {plan_rc}, stderr {plan_err!r}"):
-        return None, None
-    message = lines[0][len("devmesh-plan: "):]
-    try:
-        status = json.loads(plan_out)
-    except ValueError:
-        status = {}
-    check(status.get("message") == message, f"{what}: devmesh-plan JSON {status}, stderr {message!r}")
-    check(rc == 1, f"{what}: example_placement exit {rc} on a refused mesh")
-    if not check("error" in mesh, f"{what}: the library placed the mesh the planner refused ({message!r}): {mesh}"):
-        return None, message
+    names, inst, shape, dims, bound = request
+    if kind == "placed":
+        if check(rc == 0 and "error" not in mesh, f"{what}: example_placement exit {rc}, refused a mesh the "
+                 f"reference places: {mesh.get('error')}: {(mesh.get('messages') or [''])[0]!r} {(so + se)[-2000:]!r}"):
+            rules.check_placed(what + " (library)", by_root_index(mesh), names, inst, shape, dims, bound,
+                               within_field=False)
+        return None
+    check(rc == 1, f"{what}: example_placement exit {rc} on a mesh the reference refuses")
+    if not check("error" in mesh, f"{what}: the library placed a mesh the reference refuses: {mesh}"):
+        return None
     msgs = mesh.get("messages", [])
     check(len(msgs) == n, f"{what}: {len(msgs)} ranks' messages of {n}")
-    for r, m in enumerate(msgs):
-        if not check(m == message, f"{what}: rank {r}'s message {m!r}, devmesh-plan's {message!r}"):
-            break
-    check(mesh["error"] == status.get("error"), f"{what}: library status {mesh['error']}, devmesh-plan {status}")
-    if tiling:
-        check(status.get("error") == "shape_mismatch", f"{what}: status {status} where no tiling exists")
-    return status.get("error"), message
+    check(all(m == msgs[0] for m in msgs), f"{what}: the ranks' messages differ: {msgs}")
+    check(mesh["error"] == STATUS[kind], f"{what}: library status {mesh['error']}, not {STATUS[kind]}: {msgs[:1]}")
+    if kind == "refused" and msgs:
+        rules.check_message(what + " (library)", msgs[0], dims, bound, names)
+    return msgs[0] if msgs else None
+
+
+def judge_planner(what, kind, p, mesh, message, request):
+    """devmesh-plan's answer against the library's: the same parent ranks,
+    leftovers and groups, or the same refusal."""
+    check = rules.check
+    names, inst, shape, dims, bound = request
+    if p.returncode == 0:
+        plan = json.loads(p.stdout)
+        check(kind == "placed", f"{what}: devmesh-plan placed a mesh the reference refuses: {plan}")
+        rules.check_placed(what + " (devmesh-plan)", plan, names, inst, shape, dims, bound)
+        if "error" in mesh:
+            return
+        for key in ["world", "levels", "parent_ranks", "leftovers"]:
+            check(mesh.get(key) == plan.get(key),
+                  f"{what}: {key}: library {mesh.get(key)}, devmesh-plan {plan.get(key)}")
+        check([d["name"] for d in mesh["dims"]] == [d["name"] for d in plan["dims"]], f"{what}: dims {mesh['dims']}")
+        for dm, dp in zip(mesh["dims"], plan["dims"]):
+            check(sorted(dm["groups"]) == sorted(dp["groups"]),
+                  f"{what}: {dm['name']} groups: library {dm['groups']}, devmesh-plan {dp['groups']}")
+        return
+    lines = p.stderr.splitlines()
+    if not check(p.returncode == 2 and len(lines) == 1 and lines[0].startswith("devmesh-plan: "),
+                 f"{what}: devmesh-plan exit {p.returncode}, stderr {p.stderr!r}"):
+        return
+    said = lines[0][len("devmesh-plan: "):]
+    try:
+        status = json.loads(p.stdout)
+    except ValueError:
+        status = {}
+    check(status == {"error": status.get("error"), "message": said}, f"{what}: devmesh-plan JSON {p.stdout!r}")
+    check(kind != "placed", f"{what}: devmesh-plan refused a mesh the reference places: {said!r}")
+    if "error" in mesh:
+        check(message == said, f"{what}: message: library {message!r}, devmesh-plan {said!r}")
+        check(mesh["error"] == status.get("error"), f"{what}: status: library {mesh['error']}, devmesh-plan {status}")
 
 
 def run_case(i, kind, rng, tmp, tools):
@@ -158,12 +188,11 @@ def run_case(i, kind, rng, tmp, tools):
     # A bad request spoils one the reference places.
     # Every fourth placeable case has no --place: devmesh-plan places it
     # over the topology all the same (no dim bound), and so must the library.
-    # Meshes of all the ranks (i % 8 == 2) or at least half of them
-    # (i % 8 == 0: uneven), and of any size.
-    cover = {0: 0.5, 2: 1}.get(i % 8, 0)
+    # Meshes of all the ranks (i % 8 == 2, and every other case without
+    # --place) or at least half of them (i % 8 == 0: uneven), and of any size.
+    cover = {0: 0.5, 2: 1, 6: 1 if i % 16 == 6 else 0}.get(i % 8, 0)
     names, rows, inst, dims, shape, bound = draw_case(rng, kind != "refused", want_uneven=i % 4 < 2, cover=cover,
                                                       free=i % 8 == 6)
-    placeable = kind == "placed"
     n = len(rows)
     path = os.path.join(tmp, f"topology{i}.txt")
     rules.write_topology(path, names, rows, rng)
@@ -178,26 +207,24 @@ def run_case(i, kind, rng, tmp, tools):
                               LAUNCH_TIMEOUT)
     if not rules.check(rc is not None, f"{what}: example_placement still running after {LAUNCH_TIMEOUT} s"):
         return what, "timed out", secs, tags
-    p = subprocess.run([plan, "--topology", path, *args, "--json"], capture_output=True, text=True, timeout=60)
     try:
         with open(out) as f:
             mesh = json.load(f)
     except (OSError, ValueError) as e:
-        rules.check(False, f"{what}: example_placement exit {rc}, no answer ({e}); stderr {se[-2000:]!r}")
+        rules.check(False, f"{what}: example_placement exit {rc}, no answer ({e}): {(so + se)[-2000:]!r}")
         return what, "no answer from example_placement", secs, tags
-    lib = f"refused ({mesh['error']})" if "error" in mesh else f"placed ({len(mesh.get('leftovers', []))} left over)"
-    if p.returncode == 0:
-        tags.add("leftovers" if json.loads(p.stdout).get("leftovers") else "no leftovers")
-        rules.check(placeable, f"{what}: devmesh-plan placed a mesh the reference refuses")
-        rules.check(rc == 0, f"{what}: example_placement exit {rc}: {(so + se)[-2000:]!r}")
-        if rules.check("error" not in mesh, f"{what}: the library refused what devmesh-plan placed: {mesh}"):
-            compare_placed(what, mesh, json.loads(p.stdout), names, inst, shape, dims, bound)
-        return what, f"library {lib}, devmesh-plan placed", secs, tags
-    rules.check(not placeable, f"{what}: devmesh-plan refused a mesh the reference places: {p.stderr!r}")
-    status, message = compare_refused(what, rc, mesh, p.returncode, p.stderr, p.stdout, n, kind == "refused")
-    if kind == "refused" and message is not None:
-        rules.check_message(what, message, dims, bound, names)
-    return what, f"library {lib}, devmesh-plan refused ({status})", secs, tags
+    request = (names, inst, shape, dims, bound)
+    message = judge_library(what, kind, rc, so, se, mesh, n, request)
+    if "error" in mesh:
+        outcome = f"library refused ({mesh['error']})"
+    else:
+        outcome = f"library placed ({len(mesh.get('leftovers', []))} left over)"
+        tags.add("leftovers" if mesh.get("leftovers") else "no leftovers")
+    if plan != "-":
+        p = subprocess.run([plan, "--topology", path, *args, "--json"], capture_output=True, text=True, timeout=60)
+        judge_planner(what, kind, p, mesh, message, request)
+        outcome += ", devmesh-plan " + ("placed" if p.returncode == 0 else "refused")
+    return what, outcome, secs, tags
 
 
 def main():
