@@ -59,9 +59,9 @@ def uneven(inst):
 def draw_case(rng, placeable, want_uneven, cover, free):
     """A topology of 8-16 ranks and a request that the reference places (or
     refuses), uneven or not, whose mesh takes at least that part of the
-    ranks (cover), with no dim placed where free (else some): drawn until
-    it is so."""
-    while True:
+    ranks (cover), with no dim placed where free (else some): drawn again
+    until it is so."""
+    for _ in range(100000):
         names, rows = rules.random_topology(rng)
         if not MIN_RANKS <= len(rows) <= MAX_RANKS:
             continue
@@ -79,6 +79,7 @@ def draw_case(rng, placeable, want_uneven, cover, free):
             continue
         if rules.tiling_exists(names, inst, rules.fill(shape, len(rows)), bound) == placeable:
             return names, rows, inst, dims, shape, bound
+    sys.exit(f"no case drawn: placeable {placeable}, uneven {want_uneven}, cover {cover}, free {free}")
 
 
 def bad_request(kind, names, n, dims, shape, bound):
@@ -98,15 +99,19 @@ def bad_request(kind, names, n, dims, shape, bound):
 
 def launch(cmd, timeout):
     """(exit status, stdout, stderr, seconds); on a timeout the process group
-    is killed and the status is None."""
+    is ended (TERM, then KILL) and the status is None."""
     t0 = time.monotonic()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         out, err = p.communicate(timeout=timeout)
         rc = p.returncode
     except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        out, err = p.communicate()
+        os.killpg(p.pid, signal.SIGTERM)  # the launcher ends its ranks
+        try:
+            out, err = p.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            out, err = p.communicate()
         rc = None
     return rc, out, err, time.monotonic() - t0
 
