@@ -101,7 +101,10 @@ def launch(cmd, timeout):
     """(exit status, stdout, stderr, seconds); on a timeout the process group
     is ended (TERM, then KILL) and the status is None."""
     t0 = time.monotonic()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    # The file's levels alone: none from a Slurm job this runs in.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_TOPOLOGY_ADDR")}
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                         env=env)
     try:
         out, err = p.communicate(timeout=timeout)
         rc = p.returncode
