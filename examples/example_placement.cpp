@@ -20,6 +20,7 @@
 // every check passed, 1 otherwise.
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -52,6 +53,7 @@ void simulate(const std::string& file, int rank) {
     const auto hash = line.find('#');
     if (line.substr(0, hash).find('=') != std::string::npos) ++r;
   }
+  std::replace(line.begin(), line.end(), '\t', ' ');  // pairs apart by blanks or tabs, as devmesh-plan reads them
   const devmesh::Pairs levels = devmesh::parse_pairs(line.substr(0, line.find('#')), ' ', "topology line");
   std::string outer;
   for (std::size_t i = 1; i < levels.size(); ++i) outer += (i > 1 ? ";" : "") + levels[i].first + "=" + levels[i].second;

@@ -30,9 +30,7 @@ import subprocess
 import sys
 import tempfile
 
-TOOL = sys.argv[1]
-CASES = int(sys.argv[2]) if len(sys.argv) > 2 else 400
-SEED = int(sys.argv[3]) if len(sys.argv) > 3 else 46
+TOOL = None  # devmesh-plan, from the command line (main)
 MAX_RANKS = 64
 OUTER = ["domain", "switch", "switch2", "block"]
 failures = []
@@ -197,7 +195,8 @@ def consecutive(keys):
     return True
 
 
-def check_placed(what, out, names, inst, shape, dims, bound):
+def check_placed(what, out, names, inst, shape, dims, bound, within_field=True):
+    """within_field=False: out has no "within" per dim (example_placement's form)."""
     n = len(inst[0])
     check(out.get("world") == n, f"{what}: world {out.get('world')}, {n} ranks in the file")
     check(out.get("levels") == names, f"{what}: levels {out.get('levels')}")
@@ -223,23 +222,29 @@ def check_placed(what, out, names, inst, shape, dims, bound):
             check(all(consecutive(a) for a in at), f"{what}: a {dim['name']} group not consecutive in a {level}")
             if bound[d] == l:
                 check(level in within, f"{what}: a {dim['name']} group leaves its {level}: {groups}")
-        check(dim.get("within") == within, f"{what}: {dim['name']} within {dim.get('within')}, found {within}")
+        check(not within_field or dim.get("within") == within,
+              f"{what}: {dim['name']} within {dim.get('within')}, found {within}")
 
 
-def check_refused(what, p, text, dims, bound, names):
-    """One line naming a placed dim and its level ("dim 'tp' ... host", "dims
-    tp=host, ep=domain ...") or saying that the shape cannot be tiled, with
-    the ranks per instance of every level."""
-    check(p.returncode == 2, f"{what}: exit {p.returncode}, stderr {p.stderr!r}")
-    lines = p.stderr.splitlines()
-    if not check(len(lines) == 1 and lines[0].startswith("devmesh-plan: "), f"{what}: stderr {p.stderr!r}"):
-        return
-    message = lines[0][len("devmesh-plan: "):]
+def check_message(what, message, dims, bound, names):
+    """A refusal's message names a placed dim and its level or says that the
+    shape cannot be tiled, and gives the ranks per instance of every level."""
     placed = [(dims[d], names[bound[d]]) for d in range(len(dims)) if bound[d] is not None]
     names_dim = any((f"dim '{d}'" in message and level in message) or f"{d}={level}" in message
                     for d, level in placed)
     check(names_dim or "cannot be tiled" in message, f"{what}: the message names no dim: {message!r}")
     check(all(f"per {level}: " in message for level in names), f"{what}: the message lacks the sizes: {message!r}")
+
+
+def check_refused(what, p, text, dims, bound, names):
+    """Exit 2 and one line on stderr, a message as check_message wants it
+    ("dim 'tp' ... host", "dims tp=host, ep=domain ...", "cannot be tiled")."""
+    check(p.returncode == 2, f"{what}: exit {p.returncode}, stderr {p.stderr!r}")
+    lines = p.stderr.splitlines()
+    if not check(len(lines) == 1 and lines[0].startswith("devmesh-plan: "), f"{what}: stderr {p.stderr!r}"):
+        return
+    message = lines[0][len("devmesh-plan: "):]
+    check_message(what, message, dims, bound, names)
     if text:
         check(p.stdout == "", f"{what}: stdout {p.stdout!r}")
     else:
@@ -317,14 +322,18 @@ def run_case(i, rng, tmp):
 
 
 def main():
-    rng = random.Random(SEED)
+    global TOOL
+    TOOL = sys.argv[1]
+    cases = int(sys.argv[2]) if len(sys.argv) > 2 else 400
+    seed = int(sys.argv[3]) if len(sys.argv) > 3 else 46
+    rng = random.Random(seed)
     outcomes = {"placed": 0, "refused": 0}
     with tempfile.TemporaryDirectory(prefix="devmesh-place-") as tmp:
-        for i in range(CASES):
+        for i in range(cases):
             outcomes[run_case(i, rng, tmp)] += 1
-    print(f"{CASES} cases (seed {SEED}): {outcomes['placed']} placed, {outcomes['refused']} refused")
-    check(CASES < 300 or outcomes["placed"] >= CASES // 3, f"too few placed cases: {outcomes}")
-    check(CASES < 300 or outcomes["refused"] >= CASES // 10, f"too few refused cases: {outcomes}")
+    print(f"{cases} cases (seed {seed}): {outcomes['placed']} placed, {outcomes['refused']} refused")
+    check(cases < 300 or outcomes["placed"] >= cases // 3, f"too few placed cases: {outcomes}")
+    check(cases < 300 or outcomes["refused"] >= cases // 10, f"too few refused cases: {outcomes}")
     print(f"{checks} checks, {len(failures)} failures")
     sys.exit(1 if failures else 0)
 
