@@ -275,6 +275,8 @@ def random_request(rng, names, inst):
     for d in range(ndim):
         if rng.random() < 0.45:
             bound[d] = rng.randrange(len(names))
+    if all(b is None for b in bound):  # without --place nothing is placed
+        bound[rng.randrange(ndim)] = rng.randrange(len(names))
     return dims, shape, bound
 
 

@@ -194,13 +194,13 @@ def judge_planner(what, kind, p, mesh, message, request):
 def run_case(i, kind, rng, tmp, tools):
     mpiexec, example, plan = tools
     # A bad request spoils one the reference places.
-    # Every fourth placeable case has no --place: devmesh-plan places it
-    # over the topology all the same (no dim bound), and so must the library.
-    # Meshes of all the ranks (i % 8 == 2, and every other case without
-    # --place) or at least half of them (i % 8 == 0: uneven), and of any size.
+    # Meshes of all the ranks (i % 8 == 2, and every other case of i % 8 ==
+    # 6) or at least half of them (i % 8 == 0: uneven), and of any size.
+    # Every case places a dim: without --place neither the library nor
+    # devmesh-plan places anything (root index = parent rank).
     cover = {0: 0.5, 2: 1, 6: 1 if i % 16 == 6 else 0}.get(i % 8, 0)
     names, rows, inst, dims, shape, bound = draw_case(rng, kind != "refused", want_uneven=i % 4 < 2, cover=cover,
-                                                      free=i % 8 == 6)
+                                                      free=False)
     n = len(rows)
     path = os.path.join(tmp, f"topology{i}.txt")
     rules.write_topology(path, names, rows, rng)

@@ -110,10 +110,11 @@ def test_fixed():
     out = ok_json("--ranks-per-host", "4", "--world", "8", "--shape", "0,4", "--names", "a,b", "--place", "b=host")
     check([d["size"] for d in out.get("dims", [])] == [2, 4] and out.get("parent_ranks") == list(range(8)),
           f"filled 0 {out}")
-    # --topology without --place: no dim bound, still whole equal hosts.
-    out = ok_json("--topology", uneven, "--shape", "12", "--names", "x")
-    check(out.get("parent_ranks") == [0, 1, 2, 3, 4, 5, 6, 7, 11, 12, 13, 14] and out.get("leftovers") == [8, 9, 10]
-          and out.get("placement") == {}, f"no --place {out}")
+    # --topology without --place: nothing placed, as the library without a
+    # placement: root index = parent rank over every rank, the levels shown.
+    out = ok_json("--topology", uneven, "--shape", "0", "--names", "x")
+    check(out.get("parent_ranks") == list(range(15)) and out.get("leftovers") == [] and out.get("placement") == {}
+          and out["dims"][0].get("within") == [], f"no --place {out}")
 
 
 def test_member():
@@ -248,7 +249,7 @@ def test_errors():
                       "(ranks per host: 2, 2, 2, 2)\n"], *base, "--ranks-per-host", "2", "--place", "tp=host")
     expect_error(sm, ["devmesh-plan: shape (5, 3) cannot be tiled over 15 ranks (ranks per host: 4, 4, 3, 4): it "
                       "needs equal parts of equal instances at every level\n"],
-                 "--topology", uneven, "--shape", "0,3", "--names", "a,b")
+                 "--topology", uneven, "--shape", "0,3", "--names", "a,b", "--place", "b=host")
     expect_error(sm, ["dims dp=host, tp=host cannot all stay within their levels"],
                  *base, "--ranks-per-host", "4", "--place", "dp=host,tp=host")
     expect_error(sm, ["shape (2, 4) has 8 ranks, the parent 6"], *base, "--ranks-per-host", "2", "--world", "6",

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <numeric>
 #include <sstream>
 
 #include "plan.hpp"
@@ -147,6 +148,15 @@ void check_root(const RootSpec& spec) {
 }
 
 RootSpec place_root(RootSpec spec, Topology& t) {
+  if (t.placement.empty()) {
+    // Nothing placed, as the library without a placement: root index x is
+    // parent rank x, over every rank (the library's checks and messages).
+    spec.world = t.levels.ranks();
+    const View root = View::create(spec);
+    t.placed = Placed{root.root_shape(), std::vector<index_t>(static_cast<std::size_t>(root.root_size())), {}};
+    std::iota(t.placed.parent_ranks.begin(), t.placed.parent_ranks.end(), index_t{0});
+    return spec;
+  }
   t.placed = place(t.levels, spec.shape, spec.names, t.placement);
   spec.shape = t.placed.shape;
   spec.ranks = t.placed.parent_ranks;

@@ -75,7 +75,7 @@ struct Topology {
   // blocks: "0", "1", ...).
   std::vector<std::vector<std::string>> names;
   std::string source;  // "--topology FILE", "--ranks-per-host 4 --hosts-per-domain 2"
-  Pairs placement;     // --place, in its order; empty: no dim bound
+  Pairs placement;     // --place, in its order; empty: nothing placed (root index = parent rank)
   Placed placed;       // set by place_root
 };
 
