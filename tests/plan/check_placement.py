@@ -30,20 +30,12 @@ import subprocess
 import sys
 import tempfile
 
+import plan_checks
+from plan_checks import check, failures
+
 TOOL = None  # devmesh-plan, from the command line (main)
 MAX_RANKS = 64
 OUTER = ["domain", "switch", "switch2", "block"]
-failures = []
-checks = 0
-
-
-def check(cond, what):
-    global checks
-    checks += 1
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, file=sys.stderr)
-    return cond
 
 
 # --- random topologies --------------------------------------------------------
@@ -336,7 +328,7 @@ def main():
     print(f"{cases} cases (seed {seed}): {outcomes['placed']} placed, {outcomes['refused']} refused")
     check(cases < 300 or outcomes["placed"] >= cases // 3, f"too few placed cases: {outcomes}")
     check(cases < 300 or outcomes["refused"] >= cases // 10, f"too few refused cases: {outcomes}")
-    print(f"{checks} checks, {len(failures)} failures")
+    print(plan_checks.tally())
     sys.exit(1 if failures else 0)
 
 

@@ -257,7 +257,7 @@ def main():
                 failed[t] = failed.get(t, 0) + (0 if ok else 1)
     print(f"{cases} cases (seed {seed}) in {time.monotonic() - t0:.0f} s: " +
           ", ".join(f"{t} {seen[t]} ({failed[t]} failed)" for t in sorted(seen)))
-    print(f"{rules.checks} checks, {len(rules.failures)} failures")
+    print(rules.plan_checks.tally())
     sys.exit(1 if rules.failures else 0)
 
 

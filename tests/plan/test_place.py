@@ -14,20 +14,11 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
+import plan_checks
+from plan_checks import SVG, by_class, box, check, failures, inside
+
 TOOL = sys.argv[1]
-SVG = "{http://www.w3.org/2000/svg}"
 TMP = tempfile.mkdtemp(prefix="devmesh-place-test-")
-failures = []
-checks = 0
-
-
-def check(cond, what):
-    global checks
-    checks += 1
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, file=sys.stderr)
-    return cond
 
 
 def run(*args):
@@ -166,20 +157,6 @@ def svg_of(*args):
     return ET.parse(path).getroot()
 
 
-def by_class(root, tag, cls):
-    return [e for e in root.iter(SVG + tag) if cls in e.get("class", "").split()]
-
-
-def box(e):
-    return tuple(float(e.get(a)) for a in ("x", "y", "width", "height"))
-
-
-def inside(inner, outer):
-    x, y, w, h = inner
-    ox, oy, ow, oh = outer
-    return ox <= x and oy <= y and x + w <= ox + ow and y + h <= oy + oh
-
-
 def test_svg():
     path = topology("domains.txt", DOMAINS)
     args = ["--topology", path, "--shape", "2,4", "--names", "dp,tp", "--place", "tp=domain"]
@@ -312,5 +289,5 @@ if __name__ == "__main__":
         test()
         print(f"{test.__name__}: {'ok' if len(failures) == before else 'FAILED'}")
     shutil.rmtree(TMP, ignore_errors=True)
-    print(f"{checks} checks, {len(failures)} failures")
+    print(plan_checks.tally())
     sys.exit(1 if failures else 0)

@@ -15,10 +15,11 @@ import tempfile
 import time
 import xml.etree.ElementTree as ET
 
+import plan_checks
+from plan_checks import SVG, by_class, box, check, failures, inside
+
 TOOL, VECTORS = sys.argv[1], sys.argv[2]
 ERROR_STATUSES = {"invalid_argument", "shape_mismatch", "unknown_dim", "duplicate_name", "overlap"}
-failures = []
-checks = 0
 
 
 def run(*args):
@@ -26,14 +27,6 @@ def run(*args):
 
 
 TMP = tempfile.mkdtemp(prefix="devmesh-plan-test-")
-
-
-def check(cond, what):
-    global checks
-    checks += 1
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, file=sys.stderr)
 
 
 def ok_json(*args):
@@ -433,7 +426,6 @@ def test_hosts_json():
 
 # --- the SVG picture ----------------------------------------------------------
 
-SVG = "{http://www.w3.org/2000/svg}"
 
 
 def svg_of(*args, name="mesh.svg"):
@@ -450,20 +442,6 @@ def svg_of(*args, name="mesh.svg"):
     except ET.ParseError as e:
         check(False, f"{args} --svg: not well-formed XML: {e}")
         return None
-
-
-def by_class(root, tag, cls):
-    return [e for e in root.iter(SVG + tag) if cls in e.get("class", "").split()]
-
-
-def box(e):
-    return tuple(float(e.get(a)) for a in ("x", "y", "width", "height"))
-
-
-def inside(inner, outer):
-    x, y, w, h = inner
-    ox, oy, ow, oh = outer
-    return ox <= x and oy <= y and x + w <= ox + ow and y + h <= oy + oh
 
 
 def ranks_of(root):
@@ -1287,5 +1265,5 @@ if __name__ == "__main__":
         test()
         print(f"{test.__name__}: {'ok' if len(failures) == before else 'FAILED'}")
     shutil.rmtree(TMP, ignore_errors=True)
-    print(f"{checks} checks, {len(failures)} failures, {time.monotonic() - start:.1f} s")
+    print(f"{plan_checks.tally()}, {time.monotonic() - start:.1f} s")
     sys.exit(1 if failures else 0)
