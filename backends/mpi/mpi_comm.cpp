@@ -76,9 +76,6 @@ MPI_Comm collective_comm(void* c) {
   return comm.own;
 }
 
-Operation::Operation(void* c, void** request, const char* name)
-    : comm_(*static_cast<Comm*>(c)), request_(request), name_(name) {
-  if (request_) started_ = std::make_unique<Request>(comm_, collective_comm(c), name);
-}
+void Operation::start(void* c) { started_ = std::make_unique<Request>(comm_, collective_comm(c), name_); }
 
 }  // namespace devmesh::backends::mpi_backend

@@ -155,8 +155,11 @@ struct Request {
 // on arrays a new Request owns, which is written to *request once started.
 class Operation {
  public:
-  Operation(void* c, void** request, const char* name);
+  Operation(void* c, void** request, const char* name) : comm_(*static_cast<Comm*>(c)), request_(request), name_(name) {
+    if (request_) start(c);
+  }
   Comm& comm() { return comm_; }
+  bool started() const { return started_ != nullptr; }
   Arrays& arrays() { return started_ ? started_->arrays : comm_.arrays; }
   // Blocking: blocking(communicator) returns an MPI code; start(communicator,
   // MPI_Request*) starts the nonblocking form.
@@ -177,6 +180,7 @@ class Operation {
   void** request_;
   const char* name_;
   std::unique_ptr<Request> started_;
+  void start(void* c);  // a started operation's Request
 };
 
 // Version 4's members (mpi_vcollectives.cpp, mpi_requests.cpp).

@@ -1,13 +1,17 @@
 // The MPI backend's variable-size and rooted collectives (version 4): one
 // MPI call each (the `_c` large-count call where the MPI has it), blocking
 // or started as Operation decides, in place as backend_plugin.h lists
-// (MPI_IN_PLACE). The caller's size_t counts and displacements are
-// converted into the communicator's kept arrays (blocking) or the
-// request's own (started): O(group) work and no allocation per blocking
-// call once the arrays have grown.
+// (MPI_IN_PLACE). A blocking call hands MPI the caller's size_t counts and
+// displacements themselves where MPI's types are size_t's signed twins
+// (the `_c` calls of an LP64 MPI); otherwise they are converted into the
+// communicator's kept arrays (blocking) or the request's own (started,
+// since MPI reads them until the request completes): O(group) work and no
+// allocation per blocking call once the arrays have grown.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <limits>
+#include <type_traits>
 
 #include "mpi_comm.hpp"
 
@@ -21,16 +25,66 @@ bool is_at(const void* p, const void* base, std::size_t n, int type) {
   return reinterpret_cast<std::uintptr_t>(p) == reinterpret_cast<std::uintptr_t>(base) + n * size_of(type_of(type));
 }
 
-// The converted arrays of slot 0 or 1 (send side, receive side).
-const count_t* counts(Arrays& a, int slot, const std::size_t* in, int n, const char* name) {
+// MPI's count and displacement types are size_t's signed twins (the `_c`
+// calls of an LP64 MPI): the same representation, and the two may alias.
+constexpr bool twins = std::is_same_v<count_t, std::make_signed_t<std::size_t>> && std::is_same_v<displ_t, count_t>;
+
+// Whether the call hands MPI the caller's arrays themselves: it is blocking
+// (o; MPI reads them only until it returns), the types are twins and every
+// entry of every array (n each) fits them. One pass over all of them, four
+// entries at a time.
+template <class... A>
+bool as_is(const Operation& o, int n, const A*... a) {
+  if constexpr (twins) {
+    if (o.started()) return false;
+    std::size_t x = 0, y = 0;
+    int i = 0;
+    for (; i + 4 <= n; i += 4) {
+      x |= ((a[i] | a[i + 1]) | ...);
+      y |= ((a[i + 2] | a[i + 3]) | ...);
+    }
+    for (; i < n; ++i) x |= (a[i] | ...);
+    return (x | y) <= static_cast<std::size_t>(std::numeric_limits<count_t>::max());
+  }
+  return false;
+}
+
+// The caller's array as MPI's T (keep: as_is), else NULL.
+template <class T>
+const T* caller_s(bool keep, const std::size_t* in) {
+  if constexpr (twins) return keep ? reinterpret_cast<const T*>(in) : nullptr;
+  return nullptr;
+}
+
+// The counts of slot 0 or 1 (send side, receive side) converted into o's
+// arrays.
+[[gnu::noinline]] const count_t* convert_counts(Operation& o, int slot, const std::size_t* in, int n,
+                                                const char* name) {
+  Arrays& a = o.arrays();
+  a.fit(n);
   return converted(a.counts.data() + static_cast<std::size_t>(slot * n), in, n, name);
 }
-// The displacement of an empty block is not read: it passes as 0, so that
-// only what MPI uses must fit its integer.
-const displ_t* displs(Arrays& a, int slot, const std::size_t* in, const std::size_t* sizes, int n, const char* name) {
+// The displacements likewise; that of an empty block, which MPI does not
+// read, passes as 0, so that only what MPI uses must fit its integer.
+[[gnu::noinline]] const displ_t* convert_displs(Operation& o, int slot, const std::size_t* in, const std::size_t* sizes,
+                                                int n, const char* name) {
+  Arrays& a = o.arrays();
+  a.fit(n);
   displ_t* out = a.displs.data() + static_cast<std::size_t>(slot * n);
   for (int i = 0; i < n; ++i) out[i] = sizes[i] == 0 ? 0 : counted<displ_t>(in[i], name, static_cast<std::size_t>(i));
   return out;
+}
+
+// The counts and displacements as MPI reads them: the caller's (keep) or
+// converted.
+const count_t* counts(Operation& o, bool keep, int slot, const std::size_t* in, int n, const char* name) {
+  const count_t* same = caller_s<count_t>(keep, in);
+  return same ? same : convert_counts(o, slot, in, n, name);
+}
+const displ_t* displs(Operation& o, bool keep, int slot, const std::size_t* in, const std::size_t* sizes, int n,
+                      const char* name) {
+  const displ_t* same = caller_s<displ_t>(keep, in);
+  return same ? same : convert_displs(o, slot, in, sizes, n, name);
 }
 
 // allgatherv on a group of one: MPICH 4.0 writes the block at recv,
@@ -50,10 +104,6 @@ int alltoallv(void* c, const void* send, const std::size_t sendcounts[], const s
   return plugin::guarded([&] {
     Operation o(c, request, DEVMESH_MPI_COUNTED_NAME(MPI_Alltoallv));
     const int n = o.comm().size;
-    Arrays& a = o.arrays();
-    a.fit(n);
-    const count_t* rc = counts(a, 1, recvcounts, n, "recvcounts");
-    const displ_t* rd = displs(a, 1, rdispls, recvcounts, n, "rdispls");
     bool in_place = send == recv;  // the send side is then unread
     const void* in = in_place ? MPI_IN_PLACE : send;
 #if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
@@ -64,15 +114,20 @@ int alltoallv(void* c, const void* send, const std::size_t sendcounts[], const s
       for (int r = 0; r < n; ++r)
         if (recvcounts[r] > 0) end = std::max(end, rdispls[r] + recvcounts[r]);
       const char* from = static_cast<const char*>(recv);
-      a.copy.assign(from, from + end * size_of(type_of(type)));
-      in = a.copy.data();
+      std::vector<char>& copy = o.arrays().copy;
+      copy.assign(from, from + end * size_of(type_of(type)));
+      in = copy.data();
       in_place = false;
       sendcounts = recvcounts;
       sdispls = rdispls;
     }
 #endif
-    const count_t* sc = in_place ? rc : counts(a, 0, sendcounts, n, "sendcounts");
-    const displ_t* sd = in_place ? rd : displs(a, 0, sdispls, sendcounts, n, "sdispls");
+    const bool keep =
+        in_place ? as_is(o, n, recvcounts, rdispls) : as_is(o, n, sendcounts, sdispls, recvcounts, rdispls);
+    const count_t* rc = counts(o, keep, 1, recvcounts, n, "recvcounts");
+    const displ_t* rd = displs(o, keep, 1, rdispls, recvcounts, n, "rdispls");
+    const count_t* sc = in_place ? rc : counts(o, keep, 0, sendcounts, n, "sendcounts");
+    const displ_t* sd = in_place ? rd : displs(o, keep, 0, sdispls, sendcounts, n, "sdispls");
     const MPI_Datatype t = mpi_datatype(type_of(type));
     o.go([&](MPI_Comm k) { return DEVMESH_MPI_COUNTED(MPI_Alltoallv)(in, sc, sd, t, recv, rc, rd, t, k); },
          [&](MPI_Comm k, MPI_Request* r) {
@@ -87,10 +142,9 @@ int allgatherv(void* c, const void* send, std::size_t sendcount, void* recv, con
     if (static_cast<Comm*>(c)->size == 1) return copy_own_block(send, sendcount, recv, rdispls[0], type, request);
     Operation o(c, request, DEVMESH_MPI_COUNTED_NAME(MPI_Allgatherv));
     const int n = o.comm().size;
-    Arrays& a = o.arrays();
-    a.fit(n);
-    const count_t* rc = counts(a, 1, recvcounts, n, "recvcounts");
-    const displ_t* rd = displs(a, 1, rdispls, recvcounts, n, "rdispls");
+    const bool keep = as_is(o, n, recvcounts, rdispls);
+    const count_t* rc = counts(o, keep, 1, recvcounts, n, "recvcounts");
+    const displ_t* rd = displs(o, keep, 1, rdispls, recvcounts, n, "rdispls");
     const void* in = is_at(send, recv, rdispls[o.comm().rank], type) ? MPI_IN_PLACE : send;
     const count_t sc = counted<count_t>(sendcount);
     const MPI_Datatype t = mpi_datatype(type_of(type));
@@ -106,9 +160,7 @@ int reduce_scatterv(void* c, const void* send, void* recv, const std::size_t rec
   return plugin::guarded([&] {
     Operation o(c, request, DEVMESH_MPI_COUNTED_NAME(MPI_Reduce_scatter));
     const int n = o.comm().size;
-    Arrays& a = o.arrays();
-    a.fit(n);
-    const count_t* rc = counts(a, 1, recvcounts, n, "recvcounts");
+    const count_t* rc = counts(o, as_is(o, n, recvcounts), 1, recvcounts, n, "recvcounts");
     const void* in = send == recv ? MPI_IN_PLACE : send;
     const MPI_Datatype t = mpi_datatype(type_of(type));
     const MPI_Op m = mpi_op(op_of(op));
@@ -138,10 +190,9 @@ int gatherv(void* c, const void* send, std::size_t sendcount, void* recv, const 
     Operation o(c, request, DEVMESH_MPI_COUNTED_NAME(MPI_Gatherv));
     const int n = o.comm().size;
     const bool at_root = o.comm().rank == root;
-    Arrays& a = o.arrays();
-    a.fit(n);
-    const count_t* rc = at_root ? counts(a, 1, recvcounts, n, "recvcounts") : nullptr;
-    const displ_t* rd = at_root ? displs(a, 1, rdispls, recvcounts, n, "rdispls") : nullptr;
+    const bool keep = at_root && as_is(o, n, recvcounts, rdispls);
+    const count_t* rc = at_root ? counts(o, keep, 1, recvcounts, n, "recvcounts") : nullptr;
+    const displ_t* rd = at_root ? displs(o, keep, 1, rdispls, recvcounts, n, "rdispls") : nullptr;
     const bool in_place = at_root && is_at(send, recv, rdispls[root], type);
     const void* in = in_place ? MPI_IN_PLACE : send;
     const count_t sc = counted<count_t>(sendcount);
@@ -174,10 +225,9 @@ int scatterv(void* c, const void* send, const std::size_t sendcounts[], const st
     Operation o(c, request, DEVMESH_MPI_COUNTED_NAME(MPI_Scatterv));
     const int n = o.comm().size;
     const bool at_root = o.comm().rank == root;
-    Arrays& a = o.arrays();
-    a.fit(n);
-    const count_t* sc = at_root ? counts(a, 0, sendcounts, n, "sendcounts") : nullptr;
-    const displ_t* sd = at_root ? displs(a, 0, sdispls, sendcounts, n, "sdispls") : nullptr;
+    const bool keep = at_root && as_is(o, n, sendcounts, sdispls);
+    const count_t* sc = at_root ? counts(o, keep, 0, sendcounts, n, "sendcounts") : nullptr;
+    const displ_t* sd = at_root ? displs(o, keep, 0, sdispls, sendcounts, n, "sdispls") : nullptr;
     const bool in_place = at_root && is_at(recv, send, sdispls[root], type);
     void* out = in_place ? MPI_IN_PLACE : recv;
     const count_t rc = counted<count_t>(recvcount);

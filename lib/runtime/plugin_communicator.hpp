@@ -24,6 +24,13 @@ constexpr std::size_t element_bytes(DataType t) noexcept {
   return bytes[static_cast<int>(t)];
 }
 static_assert(element_bytes(DataType::bfloat16) == 2 && element_bytes(DataType::float64) == 8);
+// The largest element (Gate::segments relies on it).
+constexpr std::size_t max_element_bytes = 8;
+static_assert([] {
+  for (int t = 0; t < datatypes; ++t)
+    if (element_bytes(static_cast<DataType>(t)) > max_element_bytes) return false;
+  return true;
+}());
 
 // The communicator `comm` of table t (owned: comm_destroy when it goes), of
 // `size` members of which this rank is `rank`. reduce_mask: bit t*4+op when
