@@ -15,6 +15,7 @@ def read(data, read_records, read_conditions):
     path = os.path.join(data, "vcoll_conditions.txt")
     return {
         "alltoallv": _records(read_records, data, "alltoallv.tsv", "alltoallv"),
+        "instructions": _records(read_records, data, "alltoallv_instructions.tsv", "alltoallv_instructions"),
         "gloo": _records(read_records, data, "gloo_alltoallv.tsv", "gloo_alltoallv"),
         "overlap": _records(read_records, data, "overlap.tsv", "overlap"),
         "cond": read_conditions(path) if os.path.exists(path) else {},
@@ -77,19 +78,36 @@ def _alltoallv_part(v, size_text, fmt_time, table):
     out = ["### alltoallv against MPI_Alltoallv\n",
            "`bench/alltoallv`: %d ranks, float64, the same number of bytes to every peer (itself included), "
            "packed in rank order, on the MPI communicator of one flattened dim and the same buffers for every "
-           "method: `Communicator::alltoallv` (the gate's checks of four arrays of %d counts and displacements, "
-           "the virtual call, the backend's conversion of the `size_t` arrays), `devmesh_alltoallv` through a C "
-           "mesh adopting that communicator, `MPI_Alltoallv` with `int` arrays, `MPI_Alltoallv_c` with "
+           "method: `Communicator::alltoallv` (the gate's one pass over four arrays of %d counts and displacements, "
+           "the virtual call, the backend's check that the `size_t` arrays fit `MPI_Count` and `MPI_Aint`, "
+           "which it then hands to MPI as they are), `devmesh_alltoallv` through a C "
+           "mesh adopting that communicator (the handle and dim look-ups on top), `MPI_Alltoallv` with `int` "
+           "arrays, `MPI_Alltoallv_c` with "
            "`MPI_Count` and `MPI_Aint` arrays (the large-count call the MPI backend makes where the MPI has it), "
            "and the started forms "
-           "`ialltoallv` + `wait` against `MPI_Ialltoallv` + `MPI_Wait`. Rounds of one batch per method (about "
+           "`ialltoallv` + `wait` against `MPI_Ialltoallv` + `MPI_Wait`. No PMPI layer wraps the raw calls. "
+           "Rounds of one batch per method (about "
            "10 ms each, order rotating every round); the paired ratio is the median over rounds of devmesh's "
            "batch time over MPI's batch of the same round, the difference likewise in µs per call. Target: "
            "≤ 1.02x from 4 KiB per peer, within 1 µs a call below.\n" % (ranks, ranks),
            table(["per peer", "calls × rounds", "devmesh", "MPI_Alltoallv", "paired ratio [IQR]",
                   "difference", "devmesh ÷ MPI_Alltoallv_c [IQR]", "C API ÷ MPI [IQR]", "ialltoallv+wait", "MPI_Ialltoallv+Wait",
                   "started ÷ MPI [IQR]", "target"], rows), ""]
-    return out
+    return out + _instructions_part(v)
+
+
+def _instructions_part(v):
+    by = {r["method"]: r for r in v["instructions"]}
+    if "devmesh" not in by or "capi" not in by:
+        return []
+    d, c = by["devmesh"], by["capi"]
+    return ["Instructions devmesh adds to a call, counted by callgrind (`bench/alltoallv/instructions.sh`: rank 0 "
+            "of %d under valgrind, %s calls of %d B per peer; per call, the inclusive count of devmesh's function "
+            "less that of the MPI call it makes, so that MPI's own work and polling cancel out): "
+            "`Communicator::alltoallv` **%s**, `devmesh_alltoallv` **%s**. On 2 cores shared by 8 ranks a call's "
+            "time is mostly the ranks' CPU work one after another, so every instruction a rank adds shows in "
+            "the small sizes' difference several times over.\n" % (d["ranks"], d["calls"], d["bytes"],
+                                                                       d["added"], c["added"]), ""]
 
 
 def _gloo_part(v, size_text, fmt_time, table):

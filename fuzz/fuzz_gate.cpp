@@ -4,12 +4,12 @@
 // brute-force reference, in __int128 arithmetic, of whether the argument
 // gate must refuse the call (include/devmesh/devmesh.h):
 //   a count or displacement array NULL where it is read; displs[r] +
-//   counts[r] of a non-empty block, or the largest such end times the
-//   element size, past SIZE_MAX; a NULL buffer with elements to hold; a
-//   local count that disagrees (alltoallv sendcounts[rank] and
+//   counts[r] of a non-empty block past PTRDIFF_MAX, or the largest such
+//   end times the element size past SIZE_MAX; a NULL buffer with elements
+//   to hold; a local count that disagrees (alltoallv sendcounts[rank] and
 //   recvcounts[rank] unless in place, allgatherv sendcount and
-//   recvcounts[rank]); the sum of reduce_scatterv's counts past SIZE_MAX;
-//   an unknown datatype.
+//   recvcounts[rank]); the sum of reduce_scatterv's counts past
+//   PTRDIFF_MAX; an unknown datatype.
 // A refused call must return INVALID_ARGUMENT and leave the receive buffer
 // untouched; an accepted one must succeed. Calls the reference accepts but
 // whose blocks do not lie inside the real buffers are not made (they would
@@ -40,6 +40,7 @@ namespace {
 __extension__ using u128 = unsigned __int128;
 constexpr std::size_t R = 64;  // elements of every real buffer
 constexpr u128 size_max = static_cast<u128>(SIZE_MAX);
+constexpr u128 ptrdiff_max = static_cast<u128>(PTRDIFF_MAX);
 
 devmesh_t mesh = nullptr;
 long refusals = 0, accepted = 0, skipped = 0;
@@ -102,7 +103,7 @@ bool bad_segments(int p, const std::vector<std::size_t>& c, const std::vector<st
   for (std::size_t r = 0; r < c.size(); ++r) {
     if (c[r] == 0) continue;
     const u128 e = static_cast<u128>(d[r]) + c[r];
-    if (e > size_max) return true;
+    if (e > ptrdiff_max) return true;
     if (e > end) end = e;
   }
   return end > 0 && (p == 0 || end * es > size_max);
@@ -142,7 +143,7 @@ Verdict judge(int op, const Side& s, int k, int type) {
     }
     u128 total = 0;
     for (std::size_t c : s.rc) total += c;
-    v.refused = total > size_max || bad_buffer(s.send, total, es) || bad_buffer(s.recv, s.rc[k], es);
+    v.refused = total > ptrdiff_max || bad_buffer(s.send, total, es) || bad_buffer(s.recv, s.rc[k], es);
     v.inside = total <= R && s.rc[k] <= R;
   }
   return v;

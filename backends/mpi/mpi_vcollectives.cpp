@@ -30,26 +30,12 @@ bool is_at(const void* p, const void* base, std::size_t n, int type) {
 constexpr bool twins = std::is_same_v<count_t, std::make_signed_t<std::size_t>> && std::is_same_v<displ_t, count_t>;
 
 // Whether the call hands MPI the caller's arrays themselves: it is blocking
-// (o; MPI reads them only until it returns), the types are twins and every
-// entry of every array (n each) fits them. One pass over all of them, four
-// entries at a time.
-template <class... A>
-bool as_is(const Operation& o, int n, const A*... a) {
-  if constexpr (twins) {
-    if (o.started()) return false;
-    std::size_t x = 0, y = 0;
-    int i = 0;
-    for (; i + 4 <= n; i += 4) {
-      x |= ((a[i] | a[i + 1]) | ...);
-      y |= ((a[i + 2] | a[i + 3]) | ...);
-    }
-    for (; i < n; ++i) x |= (a[i] | ...);
-    return (x | y) <= static_cast<std::size_t>(std::numeric_limits<count_t>::max());
-  }
-  return false;
-}
+// (MPI reads them only until it returns) and the types are twins. Every
+// entry fits them: the core hands a plugin none past PTRDIFF_MAX
+// (backend_plugin.h).
+bool as_is(const Operation& o) { return twins && !o.started(); }
 
-// The caller's array as MPI's T (keep: as_is), else NULL.
+// The caller's array as MPI's T (keep: as_is()), else NULL.
 template <class T>
 const T* caller_s(bool keep, const std::size_t* in) {
   if constexpr (twins) return keep ? reinterpret_cast<const T*>(in) : nullptr;
@@ -122,8 +108,7 @@ int alltoallv(void* c, const void* send, const std::size_t sendcounts[], const s
       sdispls = rdispls;
     }
 #endif
-    const bool keep =
-        in_place ? as_is(o, n, recvcounts, rdispls) : as_is(o, n, sendcounts, sdispls, recvcounts, rdispls);
+    const bool keep = as_is(o);
     const count_t* rc = counts(o, keep, 1, recvcounts, n, "recvcounts");
     const displ_t* rd = displs(o, keep, 1, rdispls, recvcounts, n, "rdispls");
     const count_t* sc = in_place ? rc : counts(o, keep, 0, sendcounts, n, "sendcounts");
@@ -142,7 +127,7 @@ int allgatherv(void* c, const void* send, std::size_t sendcount, void* recv, con
     if (static_cast<Comm*>(c)->size == 1) return copy_own_block(send, sendcount, recv, rdispls[0], type, request);
     Operation o(c, request, DEVMESH_MPI_COUNTED_NAME(MPI_Allgatherv));
     const int n = o.comm().size;
-    const bool keep = as_is(o, n, recvcounts, rdispls);
+    const bool keep = as_is(o);
     const count_t* rc = counts(o, keep, 1, recvcounts, n, "recvcounts");
     const displ_t* rd = displs(o, keep, 1, rdispls, recvcounts, n, "rdispls");
     const void* in = is_at(send, recv, rdispls[o.comm().rank], type) ? MPI_IN_PLACE : send;
@@ -160,7 +145,7 @@ int reduce_scatterv(void* c, const void* send, void* recv, const std::size_t rec
   return plugin::guarded([&] {
     Operation o(c, request, DEVMESH_MPI_COUNTED_NAME(MPI_Reduce_scatter));
     const int n = o.comm().size;
-    const count_t* rc = counts(o, as_is(o, n, recvcounts), 1, recvcounts, n, "recvcounts");
+    const count_t* rc = counts(o, as_is(o), 1, recvcounts, n, "recvcounts");
     const void* in = send == recv ? MPI_IN_PLACE : send;
     const MPI_Datatype t = mpi_datatype(type_of(type));
     const MPI_Op m = mpi_op(op_of(op));
@@ -190,7 +175,7 @@ int gatherv(void* c, const void* send, std::size_t sendcount, void* recv, const 
     Operation o(c, request, DEVMESH_MPI_COUNTED_NAME(MPI_Gatherv));
     const int n = o.comm().size;
     const bool at_root = o.comm().rank == root;
-    const bool keep = at_root && as_is(o, n, recvcounts, rdispls);
+    const bool keep = as_is(o);
     const count_t* rc = at_root ? counts(o, keep, 1, recvcounts, n, "recvcounts") : nullptr;
     const displ_t* rd = at_root ? displs(o, keep, 1, rdispls, recvcounts, n, "rdispls") : nullptr;
     const bool in_place = at_root && is_at(send, recv, rdispls[root], type);
@@ -225,7 +210,7 @@ int scatterv(void* c, const void* send, const std::size_t sendcounts[], const st
     Operation o(c, request, DEVMESH_MPI_COUNTED_NAME(MPI_Scatterv));
     const int n = o.comm().size;
     const bool at_root = o.comm().rank == root;
-    const bool keep = at_root && as_is(o, n, sendcounts, sdispls);
+    const bool keep = as_is(o);
     const count_t* sc = at_root ? counts(o, keep, 0, sendcounts, n, "sendcounts") : nullptr;
     const displ_t* sd = at_root ? displs(o, keep, 0, sdispls, sendcounts, n, "sdispls") : nullptr;
     const bool in_place = at_root && is_at(recv, send, sdispls[root], type);

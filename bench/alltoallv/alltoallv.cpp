@@ -3,11 +3,14 @@
 // rounds (bench/support/rounds.hpp):
 //
 //   devmesh     Communicator::alltoallv of a held Communicator& (the gate's
-//               checks of the count and displacement arrays, a virtual
-//               call, the backend's count conversion)
+//               pass over the count and displacement arrays, a virtual
+//               call, the backend, which hands MPI_Alltoallv_c the size_t
+//               arrays as they are where MPI_Count and MPI_Aint are their
+//               signed twins)
 //   capi        devmesh_alltoallv(mesh, dim, ...) of a C mesh adopting
 //               that communicator (the handle and dim look-ups on top)
-//   mpi         MPI_Alltoallv with int arrays
+//   mpi         MPI_Alltoallv with int arrays (no PMPI layer: the program
+//               does not link the tests' counter)
 //   mpi_c       MPI_Alltoallv_c with MPI_Count and MPI_Aint arrays, the
 //               large-count call devmesh's MPI backend makes where the MPI
 //               has it (MPI 4; left out, and its records with it, below)
@@ -15,6 +18,11 @@
 //   mpi_i       MPI_Ialltoallv, then MPI_Wait
 //
 //   mpiexec -n 8 ./bench_alltoallv [--batches 40] [--batch-ms 10] [--bytes 8,64,...,1048576]
+//   mpiexec -n 8 ./bench_alltoallv --calls N --method NAME [--bytes B]
+//
+// The second form times nothing: it makes N calls of one method at the
+// first size, for an instruction count (bench/alltoallv/instructions.sh
+// runs rank 0 under callgrind).
 //
 // Sizes are bytes per peer (float64): every rank sends that much to every
 // rank, itself included, packed in rank order. The result of devmesh's
@@ -43,6 +51,8 @@ struct Options {
   int batches = 40;
   double batch_seconds = 0.010;
   std::vector<std::size_t> sizes = {8, 64, 512, 4096, 32768, 262144, std::size_t{1} << 20};
+  long calls = 0;      // > 0: the counting form
+  std::string method;  // its method
 };
 
 Options parse(int argc, char** argv) {
@@ -53,6 +63,10 @@ Options parse(int argc, char** argv) {
       o.batches = std::atoi(argv[i + 1]);
     } else if (a == "--batch-ms") {
       o.batch_seconds = std::atof(argv[i + 1]) / 1000;
+    } else if (a == "--calls") {
+      o.calls = std::atol(argv[i + 1]);
+    } else if (a == "--method") {
+      o.method = argv[i + 1];
     } else if (a == "--bytes") {
       o.sizes.clear();
       for (const char* p = argv[i + 1]; *p;) {
@@ -145,15 +159,23 @@ int main(int argc, char** argv) {
       started_devmesh();
       check(recv, n, p, me, "Communicator::ialltoallv");
 
-      const std::vector<bench::Method> methods = {{"devmesh", through_devmesh},
-                                                  {"capi", through_c},
-                                                  {"mpi", through_mpi},
-                                                  {"devmesh_i", started_devmesh},
-                                                  {"mpi_i", started_mpi},
+      const std::vector<bench::Method> methods = {
+        {"devmesh", through_devmesh},
+        {"capi", through_c},
+        {"mpi", through_mpi},
+        {"devmesh_i", started_devmesh},
+        {"mpi_i", started_mpi},
 #if MPI_VERSION >= 4
-                                                  {"mpi_c", through_mpi_c}
+        {"mpi_c", through_mpi_c}
 #endif
       };
+      if (o.calls > 0) {
+        const auto m =
+            std::find_if(methods.begin(), methods.end(), [&](const bench::Method& x) { return x.name == o.method; });
+        if (m == methods.end()) throw devmesh::Error(devmesh::Status::invalid_argument, "no method '" + o.method + "'");
+        for (long i = 0; i < o.calls; ++i) m->call();
+        break;
+      }
       const bench::Rounds r = bench::run_rounds(methods, o.batches, o.batch_seconds, raw, 2);
       const std::string head = "alltoallv\tbytes=" + std::to_string(bytes) + "\tranks=" + std::to_string(p) +
                                "\titers=" + std::to_string(r.iters);

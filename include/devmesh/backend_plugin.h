@@ -467,8 +467,11 @@ typedef struct devmesh_backend_v3_s {
  *
  * Counts and displacements are in elements, size_t, one per group member
  * (rank order). Segments may come in any order with gaps (left untouched);
- * the core checks that each array's segments fit in size_t bytes and that
- * a buffer is not NULL where a segment is not empty. Roots are group ranks.
+ * the core checks that each array's segments fit in size_t bytes and end
+ * within PTRDIFF_MAX elements and that a buffer is not NULL where a
+ * segment is not empty. So no count or displacement a plugin gets passes
+ * PTRDIFF_MAX (an empty segment's displacement past it arrives as 0: it
+ * is not read). Roots are group ranks.
  * Root-only arguments (gather's recv and recvcounts, scatter's send and
  * sendcounts) are NULL on other members when the caller gave NULL.
  *

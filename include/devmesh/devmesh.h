@@ -924,8 +924,9 @@ DEVMESH_C_API int devmesh_sendrecv(devmesh_t mesh, const char *dim, const void *
  * the mesh's deadline).
  * Errors (checked before any communication; recvbuf then untouched): a
  * NULL count or displacement array that is read, a NULL buffer with a
- * block of count > 0, a displacement plus count or a byte size that
- * overflows size_t, a local count that disagrees with another (alltoallv
+ * block of count > 0, a displacement plus count past PTRDIFF_MAX
+ * elements or a byte size that overflows size_t (an empty block's
+ * displacement is not read), a local count that disagrees with another (alltoallv
  * sendcounts[rank] != recvcounts[rank], allgatherv recvcounts[rank] !=
  * sendcount, gatherv at the root recvcounts[root] != sendcount, scatterv
  * at the root sendcounts[root] != recvcount), a root outside the group,

@@ -6,6 +6,8 @@
 // so a failing call never writes them.
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -80,12 +82,29 @@ T* need(T* p, const char* what) {
 // addresses: a devmesh_t (the handles alive) and a devmesh_request_t (the
 // requests pending). A destroyed or ended object, a stale copy of its token
 // or a made-up value is recognised without reading memory through it, and
-// a slot used again later carries a new generation. Thread-safe (one
-// mutex: distinct objects may be used from several threads at once).
+// a slot used again later carries a new generation. Thread-safe: add and
+// remove take a mutex; find, on the path of every C call, takes none. Slots
+// live in chunks that never move (a directory of chunks made as needed),
+// each an object pointer and a generation, both atomic: add stores the
+// generation, then the object (release); find loads the object (acquire),
+// then the generation, so an object it sees with its token's generation
+// was entered for that token. (A find racing the remove of its own object
+// is the caller's use of a handle while destroying it, as with any lock.)
 // token = generation << 32 | (slot + 1): never 0 (NULL).
 template <class Object, class Token>
 class TokenTable {
  public:
+  TokenTable() = default;
+  TokenTable(const TokenTable&) = delete;
+  TokenTable& operator=(const TokenTable&) = delete;
+  ~TokenTable() {
+    for (auto& c : chunks_) {
+      Chunk* chunk = c.load(std::memory_order_relaxed);
+      if (!chunk) break;
+      for (Slot& s : chunk->slots) delete s.object.load(std::memory_order_relaxed);
+      delete chunk;
+    }
+  }
   // Takes h and returns its token. Throws only std::bad_alloc (h is then
   // destroyed).
   Token add(std::unique_ptr<Object> h) {
@@ -95,55 +114,69 @@ class TokenTable {
       index = free_.back();
       free_.pop_back();
     } else {
-      if (slots_.size() >= 0xfffffffeu) throw std::bad_alloc();
-      slots_.emplace_back();
-      index = slots_.size() - 1;
+      if (used_ == chunk_slots * max_chunks) throw std::bad_alloc();
+      if (used_ % chunk_slots == 0) chunks_[used_ / chunk_slots].store(new Chunk(), std::memory_order_release);
+      index = used_++;
     }
-    Slot& s = slots_[index];
+    Slot& s = *slot_at(index);
     // Generation 0 is never handed out, so a token from a slot's first use
     // cannot be made up from a small integer.
-    if (++s.generation == 0) s.generation = 1;
-    s.object = std::move(h);
-    const std::uintptr_t v = (static_cast<std::uintptr_t>(s.generation) << 32) | (index + 1);
+    std::uint32_t g = s.generation.load(std::memory_order_relaxed) + 1;
+    if (g == 0) g = 1;
+    s.generation.store(g, std::memory_order_relaxed);
+    s.object.store(h.release(), std::memory_order_release);
+    const std::uintptr_t v = (static_cast<std::uintptr_t>(g) << 32) | (index + 1);
     return reinterpret_cast<Token>(v);
   }
   // The live object of a token, or nullptr.
-  Object* find(Token token) {
-    std::lock_guard lock(mutex_);
-    Slot* s = slot(token);
-    return s ? s->object.get() : nullptr;
+  Object* find(Token token) const {
+    const Slot* s = slot_of(token);
+    if (!s) return nullptr;
+    Object* o = s->object.load(std::memory_order_acquire);
+    return o && s->generation.load(std::memory_order_relaxed) == generation_of(token) ? o : nullptr;
   }
   // Takes the object of a token out (nullptr when not live).
   std::unique_ptr<Object> remove(Token token) {
     std::lock_guard lock(mutex_);
-    Slot* s = slot(token);
-    if (!s) return nullptr;
-    std::unique_ptr<Object> h = std::move(s->object);
+    Slot* s = slot_of(token);
+    Object* o = s ? s->object.load(std::memory_order_relaxed) : nullptr;
+    if (!o || s->generation.load(std::memory_order_relaxed) != generation_of(token)) return nullptr;
+    s->object.store(nullptr, std::memory_order_release);
     try {
-      free_.push_back(static_cast<std::size_t>(s - slots_.data()));
+      free_.push_back(static_cast<std::size_t>((reinterpret_cast<std::uintptr_t>(token) & 0xffffffffu) - 1));
     } catch (...) {
       // Out of memory: the slot is not used again, which is harmless.
     }
-    return h;
+    return std::unique_ptr<Object>(o);
   }
 
  private:
   static_assert(sizeof(std::uintptr_t) >= 8, "tokens need 64-bit pointers");
+  static constexpr std::size_t chunk_slots = 1024, max_chunks = 4096;  // 4M live objects at most
   struct Slot {
-    std::unique_ptr<Object> object;
-    std::uint32_t generation = 0;
+    std::atomic<Object*> object{nullptr};
+    std::atomic<std::uint32_t> generation{0};
   };
-  Slot* slot(Token token) {
-    const auto v = reinterpret_cast<std::uintptr_t>(token);
-    const std::uintptr_t index_plus_one = v & 0xffffffffu;
-    const auto generation = static_cast<std::uint32_t>(v >> 32);
-    if (index_plus_one == 0 || index_plus_one > slots_.size()) return nullptr;
-    Slot& s = slots_[index_plus_one - 1];
-    return s.object && s.generation == generation ? &s : nullptr;
+  struct Chunk {
+    Slot slots[chunk_slots];
+  };
+  static std::uint32_t generation_of(Token token) {
+    return static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(token) >> 32);
+  }
+  Slot* slot_at(std::size_t index) const {
+    Chunk* c = chunks_[index / chunk_slots].load(std::memory_order_acquire);
+    return c ? &c->slots[index % chunk_slots] : nullptr;
+  }
+  // The slot a token names, or nullptr for one never handed out.
+  Slot* slot_of(Token token) const {
+    const std::uintptr_t index_plus_one = reinterpret_cast<std::uintptr_t>(token) & 0xffffffffu;
+    if (index_plus_one == 0 || index_plus_one > chunk_slots * max_chunks) return nullptr;
+    return slot_at(index_plus_one - 1);
   }
   std::mutex mutex_;
-  std::vector<Slot> slots_;
+  std::size_t used_ = 0;  // slots handed out at least once (under mutex_)
   std::vector<std::size_t> free_;
+  std::array<std::atomic<Chunk*>, max_chunks> chunks_{};
 };
 
 using HandleTable = TokenTable<devmesh_s, devmesh_t>;

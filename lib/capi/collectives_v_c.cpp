@@ -13,11 +13,10 @@ namespace {
 using Counts = std::span<const std::size_t>;
 using devmesh::Communicator;
 
-// counts[0..size(group)-1], or an empty span for NULL (an array the call
-// does not read, else refused by the gate naming it).
-Counts counts_arg(const size_t* counts, const Communicator& c) {
-  return counts ? Counts(counts, static_cast<std::size_t>(c.size())) : Counts();
-}
+// counts[0..n-1] (n: the group's size), or an empty span for NULL (an
+// array the call does not read, else refused by the gate naming it).
+Counts counts_arg(const size_t* counts, std::size_t n) { return counts ? Counts(counts, n) : Counts(); }
+std::size_t group_size(const Communicator& c) { return static_cast<std::size_t>(c.size()); }
 
 // A blocking collective: body(communicator of dim).
 template <class Body>
@@ -51,15 +50,17 @@ int devmesh_alltoallv(devmesh_t m, const char* dim, const void* sendbuf, const s
                       const size_t sdispls[], void* recvbuf, const size_t recvcounts[], const size_t rdispls[],
                       int datatype, void* stream) {
   return run("devmesh_alltoallv", m, dim, [&](Communicator& c) {
-    c.alltoallv(sendbuf, counts_arg(sendcounts, c), counts_arg(sdispls, c), recvbuf, counts_arg(recvcounts, c),
-                counts_arg(rdispls, c), datatype_arg(datatype), stream);
+    const std::size_t n = group_size(c);
+    c.alltoallv(sendbuf, counts_arg(sendcounts, n), counts_arg(sdispls, n), recvbuf, counts_arg(recvcounts, n),
+                counts_arg(rdispls, n), datatype_arg(datatype), stream);
   });
 }
 
 int devmesh_allgatherv(devmesh_t m, const char* dim, const void* sendbuf, size_t sendcount, void* recvbuf,
                        const size_t recvcounts[], const size_t rdispls[], int datatype, void* stream) {
   return run("devmesh_allgatherv", m, dim, [&](Communicator& c) {
-    c.allgatherv(sendbuf, sendcount, recvbuf, counts_arg(recvcounts, c), counts_arg(rdispls, c), datatype_arg(datatype),
+    const std::size_t n = group_size(c);
+    c.allgatherv(sendbuf, sendcount, recvbuf, counts_arg(recvcounts, n), counts_arg(rdispls, n), datatype_arg(datatype),
                  stream);
   });
 }
@@ -67,7 +68,8 @@ int devmesh_allgatherv(devmesh_t m, const char* dim, const void* sendbuf, size_t
 int devmesh_reduce_scatterv(devmesh_t m, const char* dim, const void* sendbuf, void* recvbuf, const size_t recvcounts[],
                             int datatype, int op, void* stream) {
   return run("devmesh_reduce_scatterv", m, dim, [&](Communicator& c) {
-    c.reduce_scatterv(sendbuf, recvbuf, counts_arg(recvcounts, c), datatype_arg(datatype), op_arg(op), stream);
+    const std::size_t n = group_size(c);
+    c.reduce_scatterv(sendbuf, recvbuf, counts_arg(recvcounts, n), datatype_arg(datatype), op_arg(op), stream);
   });
 }
 
@@ -80,7 +82,8 @@ int devmesh_gather(devmesh_t m, const char* dim, const void* sendbuf, void* recv
 int devmesh_gatherv(devmesh_t m, const char* dim, const void* sendbuf, size_t sendcount, void* recvbuf,
                     const size_t recvcounts[], const size_t rdispls[], int datatype, int root, void* stream) {
   return run("devmesh_gatherv", m, dim, [&](Communicator& c) {
-    c.gatherv(sendbuf, sendcount, recvbuf, counts_arg(recvcounts, c), counts_arg(rdispls, c), datatype_arg(datatype),
+    const std::size_t n = group_size(c);
+    c.gatherv(sendbuf, sendcount, recvbuf, counts_arg(recvcounts, n), counts_arg(rdispls, n), datatype_arg(datatype),
               root, stream);
   });
 }
@@ -94,7 +97,8 @@ int devmesh_scatter(devmesh_t m, const char* dim, const void* sendbuf, void* rec
 int devmesh_scatterv(devmesh_t m, const char* dim, const void* sendbuf, const size_t sendcounts[],
                      const size_t sdispls[], void* recvbuf, size_t recvcount, int datatype, int root, void* stream) {
   return run("devmesh_scatterv", m, dim, [&](Communicator& c) {
-    c.scatterv(sendbuf, counts_arg(sendcounts, c), counts_arg(sdispls, c), recvbuf, recvcount, datatype_arg(datatype),
+    const std::size_t n = group_size(c);
+    c.scatterv(sendbuf, counts_arg(sendcounts, n), counts_arg(sdispls, n), recvbuf, recvcount, datatype_arg(datatype),
                root, stream);
   });
 }
@@ -148,8 +152,9 @@ int devmesh_ialltoallv(devmesh_t m, const char* dim, const void* sendbuf, const 
                        const size_t sdispls[], void* recvbuf, const size_t recvcounts[], const size_t rdispls[],
                        int datatype, void* stream, devmesh_request_t* request) {
   return start("devmesh_ialltoallv", m, dim, request, [&](Communicator& c) {
-    return c.ialltoallv(sendbuf, counts_arg(sendcounts, c), counts_arg(sdispls, c), recvbuf, counts_arg(recvcounts, c),
-                        counts_arg(rdispls, c), datatype_arg(datatype), stream);
+    const std::size_t n = group_size(c);
+    return c.ialltoallv(sendbuf, counts_arg(sendcounts, n), counts_arg(sdispls, n), recvbuf, counts_arg(recvcounts, n),
+                        counts_arg(rdispls, n), datatype_arg(datatype), stream);
   });
 }
 
@@ -157,7 +162,8 @@ int devmesh_iallgatherv(devmesh_t m, const char* dim, const void* sendbuf, size_
                         const size_t recvcounts[], const size_t rdispls[], int datatype, void* stream,
                         devmesh_request_t* request) {
   return start("devmesh_iallgatherv", m, dim, request, [&](Communicator& c) {
-    return c.iallgatherv(sendbuf, sendcount, recvbuf, counts_arg(recvcounts, c), counts_arg(rdispls, c),
+    const std::size_t n = group_size(c);
+    return c.iallgatherv(sendbuf, sendcount, recvbuf, counts_arg(recvcounts, n), counts_arg(rdispls, n),
                          datatype_arg(datatype), stream);
   });
 }
@@ -166,7 +172,8 @@ int devmesh_ireduce_scatterv(devmesh_t m, const char* dim, const void* sendbuf, 
                              const size_t recvcounts[], int datatype, int op, void* stream,
                              devmesh_request_t* request) {
   return start("devmesh_ireduce_scatterv", m, dim, request, [&](Communicator& c) {
-    return c.ireduce_scatterv(sendbuf, recvbuf, counts_arg(recvcounts, c), datatype_arg(datatype), op_arg(op), stream);
+    const std::size_t n = group_size(c);
+    return c.ireduce_scatterv(sendbuf, recvbuf, counts_arg(recvcounts, n), datatype_arg(datatype), op_arg(op), stream);
   });
 }
 
@@ -181,7 +188,8 @@ int devmesh_igatherv(devmesh_t m, const char* dim, const void* sendbuf, size_t s
                      const size_t recvcounts[], const size_t rdispls[], int datatype, int root, void* stream,
                      devmesh_request_t* request) {
   return start("devmesh_igatherv", m, dim, request, [&](Communicator& c) {
-    return c.igatherv(sendbuf, sendcount, recvbuf, counts_arg(recvcounts, c), counts_arg(rdispls, c),
+    const std::size_t n = group_size(c);
+    return c.igatherv(sendbuf, sendcount, recvbuf, counts_arg(recvcounts, n), counts_arg(rdispls, n),
                       datatype_arg(datatype), root, stream);
   });
 }
@@ -197,7 +205,8 @@ int devmesh_iscatterv(devmesh_t m, const char* dim, const void* sendbuf, const s
                       const size_t sdispls[], void* recvbuf, size_t recvcount, int datatype, int root, void* stream,
                       devmesh_request_t* request) {
   return start("devmesh_iscatterv", m, dim, request, [&](Communicator& c) {
-    return c.iscatterv(sendbuf, counts_arg(sendcounts, c), counts_arg(sdispls, c), recvbuf, recvcount,
+    const std::size_t n = group_size(c);
+    return c.iscatterv(sendbuf, counts_arg(sendcounts, n), counts_arg(sdispls, n), recvbuf, recvcount,
                        datatype_arg(datatype), root, stream);
   });
 }

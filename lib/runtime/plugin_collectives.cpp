@@ -26,35 +26,28 @@ void PluginCommunicator::alltoallv_(const void* send, Counts sendcounts, Counts 
                                     Counts rdispls, DataType type, void* stream, void** request, const char* what) {
   const auto fn = member(t_.alltoallv, request, what);
   gate_.datatype(type);
-  gate_.segments(recv, recvcounts, rdispls, type, "recvbuf", "recvcounts", "rdispls");
+  const std::size_t* rd = gate_.segments(recv, recvcounts, rdispls, type, "recvbuf", "recvcounts", "rdispls");
   const bool in_place = send == recv;
+  const std::size_t* sc = nullptr;
+  const std::size_t* sd = nullptr;
   if (!in_place) {
-    gate_.segments(send, sendcounts, sdispls, type, "sendbuf", "sendcounts", "sdispls");
+    sd = gate_.segments(send, sendcounts, sdispls, type, "sendbuf", "sendcounts", "sdispls");
+    sc = sendcounts.data();
     gate_.same(sendcounts[rank_], recvcounts[rank_], "sendcounts[rank]", "recvcounts[rank]");
   }
-  const std::size_t* sc = in_place ? nullptr : sendcounts.data();
-  const std::size_t* sd = in_place ? nullptr : sdispls.data();
-  call(
-      [&] {
-        return fn(comm_, send, sc, sd, recv, recvcounts.data(), rdispls.data(), static_cast<int>(type), stream,
-                  request);
-      },
-      what);
+  call([&] { return fn(comm_, send, sc, sd, recv, recvcounts.data(), rd, static_cast<int>(type), stream, request); },
+       what);
 }
 
 void PluginCommunicator::allgatherv_(const void* send, std::size_t sendcount, void* recv, Counts recvcounts,
                                      Counts rdispls, DataType type, void* stream, void** request, const char* what) {
   const auto fn = member(t_.allgatherv, request, what);
   gate_.datatype(type);
-  gate_.segments(recv, recvcounts, rdispls, type, "recvbuf", "recvcounts", "rdispls");
+  const std::size_t* rd = gate_.segments(recv, recvcounts, rdispls, type, "recvbuf", "recvcounts", "rdispls");
   gate_.same(sendcount, recvcounts[rank_], "sendcount", "recvcounts[rank]");
   gate_.buffer(send, sendcount, type, 1, "sendbuf");
-  call(
-      [&] {
-        return fn(comm_, send, sendcount, recv, recvcounts.data(), rdispls.data(), static_cast<int>(type), stream,
-                  request);
-      },
-      what);
+  call([&] { return fn(comm_, send, sendcount, recv, recvcounts.data(), rd, static_cast<int>(type), stream, request); },
+       what);
 }
 
 void PluginCommunicator::reduce_scatterv_(const void* send, void* recv, Counts recvcounts, DataType type, ReduceOp op,
@@ -87,15 +80,15 @@ void PluginCommunicator::gatherv_(const void* send, std::size_t sendcount, void*
   const auto fn = member(t_.gatherv, request, what);
   gate_.datatype(type);
   gate_.group_rank(root, "root");
+  const std::size_t* rd = array(rdispls);
   if (rank_ == root) {
-    gate_.segments(recv, recvcounts, rdispls, type, "recvbuf", "recvcounts", "rdispls");
+    rd = gate_.segments(recv, recvcounts, rdispls, type, "recvbuf", "recvcounts", "rdispls");
     if (send != at(recv, rdispls[root], type)) gate_.same(sendcount, recvcounts[root], "sendcount", "recvcounts[root]");
   }
   gate_.buffer(send, sendcount, type, 1, "sendbuf");
   call(
       [&] {
-        return fn(comm_, send, sendcount, recv, array(recvcounts), array(rdispls), static_cast<int>(type), root, stream,
-                  request);
+        return fn(comm_, send, sendcount, recv, array(recvcounts), rd, static_cast<int>(type), root, stream, request);
       },
       what);
 }
@@ -116,15 +109,15 @@ void PluginCommunicator::scatterv_(const void* send, Counts sendcounts, Counts s
   const auto fn = member(t_.scatterv, request, what);
   gate_.datatype(type);
   gate_.group_rank(root, "root");
+  const std::size_t* sd = array(sdispls);
   if (rank_ == root) {
-    gate_.segments(send, sendcounts, sdispls, type, "sendbuf", "sendcounts", "sdispls");
+    sd = gate_.segments(send, sendcounts, sdispls, type, "sendbuf", "sendcounts", "sdispls");
     if (recv != at(send, sdispls[root], type)) gate_.same(recvcount, sendcounts[root], "recvcount", "sendcounts[root]");
   }
   gate_.buffer(recv, recvcount, type, 1, "recvbuf");
   call(
       [&] {
-        return fn(comm_, send, array(sendcounts), array(sdispls), recv, recvcount, static_cast<int>(type), root, stream,
-                  request);
+        return fn(comm_, send, array(sendcounts), sd, recv, recvcount, static_cast<int>(type), root, stream, request);
       },
       what);
 }

@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "plugin_communicator.hpp"
 
@@ -48,12 +49,17 @@ class Gate {
   }
   // A buffer's segments, counts[r] elements at displs[r] for each group
   // rank r (any order, gaps allowed): each array has an entry per rank, the
-  // end of every non-empty segment fits in size_t bytes, and the buffer is
-  // not NULL when a segment is not empty. One pass over the group: with
-  // every entry below `small` no end overflows, even in bytes, so only a
-  // NULL buffer needs the exact pass, which names what is wrong.
-  void segments(const void* p, std::span<const std::size_t> counts, std::span<const std::size_t> displs, DataType type,
-                const char* buffer_name, const char* counts_name, const char* displs_name) const {
+  // end of every non-empty segment fits in size_t bytes and in ptrdiff_t
+  // elements, and the buffer is not NULL when a segment is not empty.
+  // Returns the displacements to hand the plugin: displs, or (rare) a copy
+  // where the displacement of an empty segment, which nothing reads, is 0
+  // if it was past PTRDIFF_MAX, so that every entry a plugin gets fits
+  // ptrdiff_t (backend_plugin.h). One pass over the group: with every entry
+  // below `small` none of that can happen, so only a NULL buffer or a large
+  // entry needs the exact pass, which names what is wrong.
+  const std::size_t* segments(const void* p, std::span<const std::size_t> counts, std::span<const std::size_t> displs,
+                              DataType type, const char* buffer_name, const char* counts_name,
+                              const char* displs_name) const {
     entries(counts, counts_name);
     entries(displs, displs_name);
     constexpr std::size_t small = SIZE_MAX / max_element_bytes / 2 + 1;  // a power of two
@@ -66,28 +72,46 @@ class Gate {
     }
     for (; r < n; ++r) x |= counts[r] | displs[r];
     if (p == nullptr || (x | y) >= small) [[unlikely]]
-      exact_segments(p, counts, displs, type, buffer_name, counts_name, displs_name);
+      return exact_segments(p, counts, displs, type, buffer_name, counts_name, displs_name);
+    return displs.data();
   }
   // The same checks, segment by segment (the out-of-line rare case).
-  [[gnu::noinline]] void exact_segments(const void* p, std::span<const std::size_t> counts,
-                                        std::span<const std::size_t> displs, DataType type, const char* buffer_name,
-                                        const char* counts_name, const char* displs_name) const {
+  [[gnu::noinline]] const std::size_t* exact_segments(const void* p, std::span<const std::size_t> counts,
+                                                      std::span<const std::size_t> displs, DataType type,
+                                                      const char* buffer_name, const char* counts_name,
+                                                      const char* displs_name) const {
+    constexpr std::size_t largest = PTRDIFF_MAX;
     std::size_t end = 0;
+    bool far_empty = false;
     for (std::size_t r = 0; r < blocks(); ++r) {
       std::size_t e = 0;
-      if (counts[r] == 0) continue;
-      if (__builtin_add_overflow(displs[r], counts[r], &e)) [[unlikely]]
+      if (counts[r] == 0) {
+        far_empty = far_empty || displs[r] > largest;
+        continue;
+      }
+      if (__builtin_add_overflow(displs[r], counts[r], &e) || e > largest) [[unlikely]]
         refuse_segment(r, displs[r], counts[r], displs_name, counts_name);
       end = e > end ? e : end;
     }
     buffer(p, end, type, 1, buffer_name);
+    if (!far_empty) return displs.data();
+    // Two copies per thread, used in turn: a call checks at most two
+    // buffers' segments (send and receive) before the plugin reads them.
+    thread_local std::vector<std::size_t> copies[2];
+    thread_local unsigned turn = 0;
+    std::vector<std::size_t>& c = copies[turn++ % 2];
+    c.assign(displs.begin(), displs.end());
+    for (std::size_t r = 0; r < blocks(); ++r)
+      if (counts[r] == 0 && c[r] > largest) c[r] = 0;
+    return c.data();
   }
-  // The sum of counts (a packed buffer's length), checked not to overflow.
+  // The sum of counts (a packed buffer's length), checked not to overflow
+  // size_t nor to pass PTRDIFF_MAX elements.
   std::size_t packed(std::span<const std::size_t> counts, const char* name) const {
     entries(counts, name);
     std::size_t total = 0;
     for (std::size_t c : counts)
-      if (__builtin_add_overflow(total, c, &total)) [[unlikely]]
+      if (__builtin_add_overflow(total, c, &total) || total > std::size_t{PTRDIFF_MAX}) [[unlikely]]
         refuse_sum(name);
     return total;
   }
@@ -146,10 +170,10 @@ class Gate {
                                                                     const char* displs_name, const char* counts_name) {
     throw Error(Status::invalid_argument, std::string(displs_name) + "[" + std::to_string(r) + "] " +
                                               std::to_string(displ) + " + " + counts_name + "[" + std::to_string(r) +
-                                              "] " + std::to_string(count) + " overflow size_t");
+                                              "] " + std::to_string(count) + " pass PTRDIFF_MAX elements");
   }
   [[noreturn, gnu::cold, gnu::noinline]] static void refuse_sum(const char* name) {
-    throw Error(Status::invalid_argument, "the sum of " + std::string(name) + " overflows size_t");
+    throw Error(Status::invalid_argument, "the sum of " + std::string(name) + " passes PTRDIFF_MAX elements");
   }
   [[noreturn, gnu::cold, gnu::noinline]] static void refuse_same(std::size_t a, std::size_t b, const char* a_name,
                                                                  const char* b_name) {

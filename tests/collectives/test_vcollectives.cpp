@@ -663,6 +663,8 @@ BOOST_AUTO_TEST_CASE(bad_input) {
     overflow[n - 1] = std::numeric_limits<std::size_t>::max();
     Sizes mismatched = ones;
     mismatched[me] = 2;
+    Sizes past_ptrdiff = ones;  // int8: 2^63 bytes fit size_t, not ptrdiff_t
+    past_ptrdiff[n - 1] = std::size_t{1} << 63;
     std::vector<I> send(2 * n + 2, 5);
     const std::vector<I> fresh(2 * n + 2, sentinel);
     std::vector<I> recv = fresh;
@@ -673,6 +675,8 @@ BOOST_AUTO_TEST_CASE(bad_input) {
         {"alltoallv long recvcounts",
          [&] { c.alltoallv(send.data(), ones, displs, recv.data(), long_counts, displs, t); }},
         {"alltoallv rdispls overflow", [&] { c.alltoallv(send.data(), ones, displs, recv.data(), ones, overflow, t); }},
+        {"alltoallv int8 block past PTRDIFF_MAX elements",
+         [&] { c.alltoallv(send.data(), ones, displs, recv.data(), past_ptrdiff, displs, DataType::int8); }},
         {"alltoallv NULL recv", [&] { c.alltoallv(send.data(), ones, displs, nullptr, ones, displs, t); }},
         {"alltoallv NULL send", [&] { c.alltoallv(nullptr, ones, displs, recv.data(), ones, displs, t); }},
         {"alltoallv sendcounts[rank] != recvcounts[rank]",
