@@ -6,9 +6,8 @@
 // removes: every token of an object that stays live finds it, every
 // token removed before the readers start finds nothing.
 #define BOOST_TEST_MODULE token_table
-#include <boost/test/unit_test.hpp>
-
 #include <atomic>
+#include <boost/test/unit_test.hpp>
 #include <cstdint>
 #include <memory>
 #include <thread>
@@ -49,9 +48,9 @@ BOOST_AUTO_TEST_CASE(tokens_find_their_objects_only) {
     BOOST_TEST(t.find(tokens[2 * i]) == nullptr);
   }
   BOOST_TEST(t.find(nullptr) == nullptr);
-  BOOST_TEST(t.find(made_up(1, 0)) == nullptr);         // slot 0 is no slot
-  BOOST_TEST(t.find(made_up(0, 2)) == nullptr);         // generation 0 is never handed out
-  BOOST_TEST(t.find(made_up(1, 3001)) == nullptr);      // never handed out
+  BOOST_TEST(t.find(made_up(1, 0)) == nullptr);            // slot 0 is no slot
+  BOOST_TEST(t.find(made_up(0, 2)) == nullptr);            // generation 0 is never handed out
+  BOOST_TEST(t.find(made_up(1, 3001)) == nullptr);         // never handed out
   BOOST_TEST(t.find(made_up(1, 0xffffffffu)) == nullptr);  // past the table
   BOOST_TEST(!t.remove(made_up(7, 2)));
 }
