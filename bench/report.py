@@ -567,6 +567,15 @@ def paired_section(data, cond, px):
         out.append("devmesh ÷ floor (paired): %s; create_comms ÷ devmesh (paired): %s.\n"
                    % (ratio_text(ix.get("paired_devmesh_over_floor")),
                       ratio_text(ix.get("paired_create_comms_over_devmesh"))))
+        if mpi == "openmpi5":  # measured by hand, 2026-11-27, not by this run
+            out.append("Why the group creations here are `MPI_Comm_create_group` over the parent, not "
+                       "`MPI_Comm_create_from_group`: Open MPI 5.0.11 has `MPI_Comm_create_from_group` but "
+                       "builds it on a PMIx group construction. Three 2-rank groups took 96 ms that way against "
+                       "0.37 ms for `MPI_Comm_create_group` over `MPI_COMM_WORLD` (8 ranks, `bench/creation`), "
+                       "and its UCX PML refuses it (\"does not support MPI sessions related features\", "
+                       "`MPI_ERR_UNSUPPORTED_OPERATION`). Under Open MPI, dims therefore take the parent's path, "
+                       "as with an MPI that lacks the function (`dims_from_group` in "
+                       "lib/runtime/mpi_features.hpp).\n")
         between = [(label, ix.get("outside_" + key)) for key, label in
                    (("devmesh", "devmesh"), ("floor", "the floor"), ("split", "the split"))]
         if all(r for _, r in between):

@@ -107,7 +107,7 @@ def _instructions_part(v):
             "`Communicator::alltoallv` **%s**, `devmesh_alltoallv` **%s**. On 2 cores shared by 8 ranks a call's "
             "time is mostly the ranks' CPU work one after another, so every instruction a rank adds shows in "
             "the small sizes' difference several times over.\n" % (d["ranks"], d["calls"], d["bytes"],
-                                                                       d["added"], c["added"]), ""]
+                                                                       d["added"], c["added"])]
 
 
 def _gloo_part(v, size_text, fmt_time, table):
